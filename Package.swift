@@ -1,0 +1,120 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "ShopLedger",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "shopledger", targets: ["shopledger"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+    ],
+    targets: [
+        // libpq, from Debian's libpq-dev (pkg-config name "libpq").
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        // Our libpq wrapper: connections, pool, bindings, rows, errors, transactions, COPY,
+        // migrations runner and a private local cluster. Knows nothing of the shop.
+        .target(
+            name: "Postgres",
+            dependencies: [
+                "CLibPQ",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        // Proving purchases: stub receipts, App Store signed transactions and notifications.
+        // No database, no network.
+        .target(
+            name: "Receipts",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            exclude: ["STUB-RECEIPTS.md", "Resources"],
+            swiftSettings: strict
+        ),
+        // The shop's domain and its store: catalog, users, purchases, journal, grants, refunds.
+        .target(
+            name: "Ledger",
+            dependencies: [
+                "Postgres",
+                "Receipts",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict,
+            plugins: ["EmbedSQL"]
+        ),
+        // HTTP: SeSAC-compatible routes, the JSON API, notifications, auth.
+        .target(
+            name: "ShopServer",
+            dependencies: [
+                "Ledger",
+                "Postgres",
+                "Receipts",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "shopledger",
+            dependencies: [
+                "ShopServer",
+                "Ledger",
+                "Postgres",
+                "Receipts",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // Build-time embedding of sql/migrations into the Ledger module, so the binary never
+        // depends on the current directory.
+        .executableTarget(name: "EmbedSQLTool", path: "Sources/EmbedSQLTool"),
+        .plugin(name: "EmbedSQL", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
+
+        .target(
+            name: "TestSupport",
+            dependencies: ["Postgres", "Ledger", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport",
+            swiftSettings: strict
+        ),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ReceiptsTests", dependencies: [
+            "Receipts",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+        ], swiftSettings: strict),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ShopServerTests", dependencies: [
+            "ShopServer", "Ledger", "TestSupport",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,28 @@
+/// What the shop sells: sprout faces and backgrounds.
+public enum ItemKind: String, Sendable, Hashable, Codable, CaseIterable {
+    case face
+    case background
+}
+
+/// An item of the catalog, identified by `(kind, index)`. Index 0 of each kind is free, owned by
+/// everyone and has no product id.
+public struct CatalogItem: Sendable, Hashable {
+    public let kind: ItemKind
+    public let index: Int
+    /// The App Store product id (`com.memolease.sesac1.sproutN` / `…backgroundN`); nil for free items.
+    public let productId: String?
+    public let name: String
+    public let description: String
+    public let price: Money
+
+    public init(kind: ItemKind, index: Int, productId: String?, name: String, description: String, price: Money) {
+        self.kind = kind
+        self.index = index
+        self.productId = productId
+        self.name = name
+        self.description = description
+        self.price = price
+    }
+
+    public var isFree: Bool { productId == nil }
+}

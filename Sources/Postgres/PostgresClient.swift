@@ -1,0 +1,223 @@
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// A pool of libpq connections, run as a `Service`.
+///
+/// Connections are leased exclusively to one task (`withConnection`, `withTransaction`); blocking
+/// libpq calls run on the client's own thread pool. A connection that broke (server restart,
+/// network cut) is noticed when it is next leased or when a call on it fails, and is replaced, so a
+/// PostgreSQL restart never needs a service restart. A lease waits at most `leaseTimeout`.
+public final class PostgresClient: Sendable, Service {
+    public struct Configuration: Sendable {
+        public var connection: ConnectionConfiguration
+        /// Connections opened when the service starts and kept open.
+        public var minimumConnections: Int
+        public var maximumConnections: Int
+        /// How long a lease waits for a free connection before failing with `.poolTimeout`.
+        public var leaseTimeout: Duration
+
+        public init(
+            connection: ConnectionConfiguration, minimumConnections: Int = 1, maximumConnections: Int = 8,
+            leaseTimeout: Duration = .seconds(10)
+        ) {
+            self.connection = connection
+            self.maximumConnections = max(1, maximumConnections)
+            self.minimumConnections = min(max(0, minimumConnections), self.maximumConnections)
+            self.leaseTimeout = leaseTimeout
+        }
+    }
+
+    /// A snapshot of the pool, for metrics.
+    public struct Statistics: Sendable, Equatable {
+        public var open: Int
+        public var idle: Int
+        public var leased: Int
+        public var waiting: Int
+    }
+
+    public let configuration: Configuration
+    let logger: Logger
+    let executor: BlockingExecutor
+    let operations = OperationCounter()
+    let state = Mutex(PoolState())
+
+    public init(configuration: Configuration, logger: Logger = Logger(label: "shopledger.postgres")) {
+        self.configuration = configuration
+        self.logger = logger
+        self.executor = BlockingExecutor(numberOfThreads: configuration.maximumConnections + 1)
+    }
+
+    public var statistics: Statistics {
+        state.withLock { Statistics(open: $0.opened, idle: $0.idle.count, leased: $0.leased, waiting: $0.waiters.count) }
+    }
+
+    // MARK: Service
+
+    /// Opens the minimum connections, then waits for graceful shutdown (or cancellation) and
+    /// closes the pool: new leases are refused, leased connections are closed as they return.
+    public func run() async throws {
+        await openMinimumConnections()
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+
+    private func openMinimumConnections() async {
+        while let id = state.withLock({ $0.reserveSlot(max: configuration.minimumConnections) }) {
+            do {
+                let connection = try await executor.run { [configuration] in try PGConnection.connect(configuration.connection, id: id) }
+                state.withLock { $0.leased += 1 }
+                await release(connection)
+            } catch {
+                state.withLock { $0.slotFailed() }
+                logger.warning("could not open a database connection at start", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    /// Refuses new leases, fails waiting ones, closes every connection as it becomes free and
+    /// stops the thread pool. Idempotent.
+    public func shutdown() async {
+        let (idle, waiters, alreadyShutDown) = state.withLock { state in
+            let result = (state.idle, state.waiters, state.isShutdown)
+            state.isShutdown = true
+            state.opened -= state.idle.count
+            state.idle = []
+            state.waiters = []
+            return result
+        }
+        if alreadyShutDown { return }
+        for waiter in waiters { waiter.continuation.resume(throwing: PostgresError(code: .poolClosed, message: "the database client is shutting down")) }
+        for connection in idle { _ = try? await executor.run { connection.close() } }
+        // Leased connections are closed by their holders' release; wait for them (bounded).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while state.withLock({ $0.opened > 0 }) && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        await executor.shutdown()
+    }
+
+    // MARK: Leasing
+
+    /// Leases a connection for the duration of `body`.
+    public func withConnection<R>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (PostgresConnection) async throws -> sending R
+    ) async throws -> sending R {
+        let connection = try await lease()
+        let leased = PostgresConnection(connection: connection, executor: executor, operations: operations)
+        let result: R
+        do {
+            result = try await body(leased)
+        } catch {
+            await release(connection)
+            throw error
+        }
+        await release(connection)
+        return result
+    }
+
+    /// Runs `body` in a transaction on a leased connection: COMMIT when it returns, ROLLBACK when
+    /// it throws. With `options.maxAttempts > 1`, serialization failures and deadlocks run the whole
+    /// body again in a fresh transaction.
+    public func withTransaction<R>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ options: TransactionOptions = .init(),
+        _ body: (PostgresConnection) async throws -> sending R
+    ) async throws -> sending R {
+        var attempt = 1
+        while true {
+            do {
+                return try await withConnection { connection in try await connection.transaction(options, body) }
+            } catch let error as PostgresError where error.isRetryableTransactionFailure && attempt < options.maxAttempts {
+                attempt += 1
+                logger.debug("retrying transaction", metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.sqlState?.rawValue ?? "")"])
+            }
+        }
+    }
+
+    /// Runs one statement on a leased connection.
+    @discardableResult
+    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
+        try await withConnection { connection in try await connection.query(query) }
+    }
+
+    /// Runs one statement and returns the number of rows it affected.
+    @discardableResult
+    public func execute(_ query: PostgresQuery) async throws -> Int {
+        try await withConnection { connection in try await connection.execute(query) }
+    }
+
+    private func lease() async throws -> PGConnection {
+        while true {
+            let grant: PoolState.Grant
+            switch state.withLock({ $0.tryLease(max: configuration.maximumConnections) }) {
+            case .fail:
+                throw PostgresError(code: .poolClosed, message: "the database client has shut down")
+            case .grant(let granted):
+                grant = granted
+            case .wait:
+                grant = try await waitForGrant()
+            }
+            switch grant {
+            case .connection(let connection):
+                if connection.isAlive() { return connection }
+                logger.info("replacing a broken database connection", metadata: ["connection": "\(connection.id)"])
+                await discard(connection)
+            case .open(let id):
+                do {
+                    return try await executor.run { [configuration] in try PGConnection.connect(configuration.connection, id: id) }
+                } catch {
+                    if let waiter = state.withLock({ $0.connectFailed() }) { waiter.resume(returning: .open(id: id)) }
+                    throw error
+                }
+            }
+        }
+    }
+
+    private func waitForGrant() async throws -> PoolState.Grant {
+        let id = operations.next()
+        let timeout = configuration.leaseTimeout
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                if let waiter = self.state.withLock({ $0.removeWaiter(id) }) {
+                    waiter.resume(throwing: PostgresError(code: .poolTimeout, message: "no database connection became free within \(timeout)"))
+                }
+            }
+            defer { group.cancelAll() }
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    state.withLock { $0.enqueue(id: id, continuation: continuation) }
+                }
+            } onCancel: {
+                if let waiter = self.state.withLock({ $0.cancelWaiter(id) }) { waiter.resume(throwing: CancellationError()) }
+            }
+        }
+    }
+
+    /// Returns a connection: to a waiter, to the idle list, or closed when it is not reusable.
+    func release(_ connection: PGConnection) async {
+        if !connection.isBroken && connection.transactionStatus != .idle {
+            // A body left a transaction open (or a cancel interrupted one): roll it back.
+            _ = try? await executor.run { try connection.execute("ROLLBACK", operation: 0) }
+        }
+        guard !connection.isBroken, connection.transactionStatus == .idle else {
+            await discard(connection)
+            return
+        }
+        switch state.withLock({ $0.release(connection) }) {
+        case .handedOver(let waiter): waiter.resume(returning: .connection(connection))
+        case .idled: break
+        case .close: await discard(connection)
+        }
+    }
+
+    private func discard(_ connection: PGConnection) async {
+        _ = try? await executor.run { connection.close() }
+        if let waiter = state.withLock({ $0.closed(max: configuration.maximumConnections) }) {
+            waiter.continuation.resume(returning: .open(id: waiter.slot))
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Synchronization
+
+/// A connection leased from a `PostgresClient` for the duration of one `withConnection` or
+/// `withTransaction` body. Use it only inside that body.
+///
+/// Cancelling the awaiting task while a query runs sends a cancel request to the server; the
+/// query fails with `.queryCancelled` and the connection stays usable.
+public struct PostgresConnection: Sendable {
+    let connection: PGConnection
+    let executor: BlockingExecutor
+    private let operations: OperationCounter
+
+    init(connection: PGConnection, executor: BlockingExecutor, operations: OperationCounter) {
+        self.connection = connection
+        self.executor = executor
+        self.operations = operations
+    }
+
+    /// Runs one statement and returns all of its rows.
+    @discardableResult
+    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
+        try await cancellable { connection, operation in try connection.execute(query, operation: operation) }
+    }
+
+    /// Runs one statement and returns the number of rows it affected (0 when it reports none).
+    @discardableResult
+    public func execute(_ query: PostgresQuery) async throws -> Int {
+        try await self.query(query).affectedRows ?? 0
+    }
+
+    /// Runs a trusted script of several statements (migrations, schema set-up). No parameters:
+    /// never pass input here.
+    public func executeScript(unsafeSQL sql: String) async throws {
+        try await cancellable { connection, operation in try connection.executeScript(sql, operation: operation) }
+    }
+
+    /// Runs `body` inside BEGIN … COMMIT on this connection; ROLLBACK if it throws.
+    public func transaction<R>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ options: TransactionOptions = .init(),
+        _ body: (PostgresConnection) async throws -> sending R
+    ) async throws -> sending R {
+        try await query(PostgresQuery(unsafeSQL: options.beginStatement))
+        let result: R
+        do {
+            result = try await body(self)
+        } catch {
+            await rollback()
+            throw error
+        }
+        do {
+            try await query("COMMIT")
+        } catch {
+            await rollback()
+            throw error
+        }
+        return result
+    }
+
+    /// ROLLBACK, ignoring failures (the connection is then discarded by the pool on release).
+    func rollback() async {
+        _ = try? await executor.run { [connection] in
+            guard connection.transactionStatus != .idle else { return PostgresRows.empty(commandTag: "") }
+            return try connection.execute("ROLLBACK", operation: 0)
+        }
+    }
+
+    /// Runs blocking work for one operation, translating task cancellation into a server-side
+    /// query cancel.
+    func cancellable<T: Sendable>(_ work: @escaping @Sendable (PGConnection, UInt64) throws -> T) async throws -> T {
+        let operation = operations.next()
+        let connection = self.connection
+        connection.prepare(operation: operation)
+        return try await withTaskCancellationHandler {
+            try await executor.run { try work(connection, operation) }
+        } onCancel: { [executor] in
+            if connection.requestCancel(operation: operation) {
+                executor.submit { connection.sendCancel() }
+            }
+        }
+    }
+}
+
+/// How a transaction begins and how often it is retried.
+public struct TransactionOptions: Sendable {
+    public enum Isolation: String, Sendable {
+        case readCommitted = "READ COMMITTED"
+        case repeatableRead = "REPEATABLE READ"
+        case serializable = "SERIALIZABLE"
+    }
+
+    public var isolation: Isolation
+    public var readOnly: Bool
+    /// Attempts in all when the transaction fails with a serialization failure or a deadlock
+    /// (only `PostgresClient.withTransaction` retries: it needs a fresh transaction). 1: no retry.
+    public var maxAttempts: Int
+
+    public init(isolation: Isolation = .readCommitted, readOnly: Bool = false, maxAttempts: Int = 1) {
+        self.isolation = isolation
+        self.readOnly = readOnly
+        self.maxAttempts = max(1, maxAttempts)
+    }
+
+    /// Retry serialization failures and deadlocks up to `attempts` times in all.
+    public static func retrying(_ attempts: Int = 5, isolation: Isolation = .readCommitted) -> TransactionOptions {
+        TransactionOptions(isolation: isolation, maxAttempts: attempts)
+    }
+
+    var beginStatement: String {
+        "BEGIN ISOLATION LEVEL \(isolation.rawValue)" + (readOnly ? " READ ONLY" : "")
+    }
+}
+
+/// Hands out operation ids so a late cancellation can never hit a later query.
+final class OperationCounter: Sendable {
+    private let value = Atomic<UInt64>(1)
+    func next() -> UInt64 { value.wrappingAdd(1, ordering: .relaxed).newValue }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Ledger
+import Logging
+import Postgres
+
+/// The PostgreSQL server the test process uses, and a migrated template database from which
+/// each test gets a database of its own (so suites run in parallel and never see each other's rows).
+///
+/// With `SHOPLEDGER_TEST_DATABASE_URL` set (a server where the user may create databases), tests use
+/// that server. Otherwise the process starts a throwaway private cluster (the same `LocalPostgres`
+/// code `shopledger` uses) in a temporary folder, and stops and removes it when the process exits.
+public actor TestCluster {
+    public static let shared = TestCluster()
+
+    private var serverURL: String?
+    private var admin: PostgresClient?
+    private var counter = 0
+    private let templateName = "shopledger_template"
+    let logger: Logger = {
+        var logger = Logger(label: "shopledger.tests")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    /// A URL for `database` on the test server, starting the server and the template first.
+    func url(database: String) async throws -> String {
+        let server = try await start()
+        return Self.replaceDatabase(in: server, with: database)
+    }
+
+    /// Creates a fresh database from the migrated template; its name is unique in this process.
+    func createDatabase(prefix: String) async throws -> String {
+        _ = try await start()
+        counter += 1
+        let safePrefix = prefix.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(30)
+        let name = "t_\(safePrefix)_\(ProcessInfo.processInfo.processIdentifier)_\(counter)"
+        try await admin!.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(PostgresQuery.quoteIdentifier(name)) TEMPLATE \(templateName)"))
+        return name
+    }
+
+    func dropDatabase(_ name: String) async {
+        _ = try? await admin?.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(PostgresQuery.quoteIdentifier(name)) WITH (FORCE)"))
+    }
+
+    /// The local cluster, when this process started one (tests that restart the server need it).
+    public private(set) var local: LocalPostgres?
+
+    private var starting: Task<String, any Error>?
+
+    /// Starts the server and the template once, however many tests ask at the same time.
+    private func start() async throws -> String {
+        if let serverURL { return serverURL }
+        if let starting { return try await starting.value }
+        let task = Task { try await self.startOnce() }
+        starting = task
+        return try await task.value
+    }
+
+    private func startOnce() async throws -> String {
+        let url: String
+        if let configured = ProcessInfo.processInfo.environment["SHOPLEDGER_TEST_DATABASE_URL"], !configured.isEmpty {
+            url = configured
+        } else {
+            let directory = "/tmp/shopledger-test-\(ProcessInfo.processInfo.processIdentifier)/data"
+            let cluster = try LocalPostgres(options: .init(dataDirectory: directory, port: try Self.freePort(), durable: false), logger: logger)
+            let running = try await cluster.start()
+            local = cluster
+            ExitCleanup.register(cluster: cluster, folder: (directory as NSString).deletingLastPathComponent)
+            url = running.url(database: "postgres")
+        }
+        let admin = PostgresClient(configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 2), logger: logger)
+        try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(templateName) WITH (FORCE)"))
+        try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(templateName)"))
+        let template = PostgresClient(
+            configuration: .init(connection: .init(url: Self.replaceDatabase(in: url, with: templateName)), minimumConnections: 0, maximumConnections: 1),
+            logger: logger)
+        try await LedgerSchema.migrator(logger: logger).migrate(template)
+        await template.shutdown()
+        self.admin = admin
+        self.serverURL = url
+        return url
+    }
+
+    /// Replaces the database of a `postgresql:///db?…` or `postgresql://host/db?…` URL.
+    static func replaceDatabase(in url: String, with database: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url + " dbname=\(database)" }
+        let afterScheme = url[schemeEnd.upperBound...]
+        guard let slash = afterScheme.firstIndex(of: "/") else { return url + "/\(database)" }
+        let rest = url[url.index(after: slash)...]
+        let queryStart = rest.firstIndex(of: "?") ?? rest.endIndex
+        return String(url[..<url.index(after: slash)]) + database + String(rest[queryStart...])
+    }
+
+    /// An unused TCP port on 127.0.0.1, as the kernel assigns one.
+    public static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ok else { throw LocalPostgresError(description: "no free port on 127.0.0.1") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Stops the throwaway cluster when the test process exits.
+enum ExitCleanup {
+    nonisolated(unsafe) private static var cluster: LocalPostgres?
+    nonisolated(unsafe) private static var folder: String?
+
+    static func register(cluster: LocalPostgres, folder: String) {
+        // Written once, before any exit can run the handler; read only by the handler.
+        self.cluster = cluster
+        self.folder = folder
+        atexit {
+            try? ExitCleanup.cluster?.stopSynchronously()
+            if let folder = ExitCleanup.folder { try? FileManager.default.removeItem(atPath: folder) }
+        }
+    }
+}
