@@ -1,0 +1,88 @@
+import Crypto
+import Foundation
+import SwiftASN1
+@_spi(FixedExpiryValidationTime) import X509
+
+/// Validates a JWS `x5c` chain the way Apple's library does offline: exactly three certificates, the
+/// leaf and intermediate (never the sender's root) built to a configured root with swift-certificates'
+/// `Verifier`, RFC 5280 rules and certificate validity at the payload's `signedDate`, plus Apple's OIDs.
+final class ChainVerifier: Sendable {
+    private let roots: CertificateStore
+    private let cache: VerifiedChainCache
+
+    /// Certificates in Apple's chains are about 1 KiB; refuse anything far larger before decoding.
+    private static let maxCertificateBytes = 4 * 1024
+
+    init(roots: [RootCertificate], cacheCapacity: Int) {
+        self.roots = CertificateStore(roots.map(\.certificate))
+        self.cache = VerifiedChainCache(capacity: cacheCapacity)
+    }
+
+    var cachedChains: Int { cache.count }
+
+    /// The leaf's P-256 public key once the chain validated at `validationTime`.
+    func leafKey(x5c: [String]?, validationTime: Date) async throws(ReceiptRefusal) -> P256.Signing.PublicKey {
+        guard let x5c else { throw ReceiptRefusal(.untrustedChain, "JWS header has no x5c certificate chain") }
+        guard x5c.count == 3 else {
+            throw ReceiptRefusal(.untrustedChain, "x5c must hold exactly 3 certificates, it holds \(x5c.count)")
+        }
+        let leafDER = try Self.der(x5c[0], position: 0)
+        let intermediateDER = try Self.der(x5c[1], position: 1)
+        let key = VerifiedChainCache.Key(leafDER: leafDER, intermediateDER: intermediateDER)
+        if let cached = cache.leafKey(for: key, at: validationTime) { return cached }
+
+        let leaf = try Self.certificate(leafDER, position: 0)
+        let intermediate = try Self.certificate(intermediateDER, position: 1)
+        var verifier = Verifier(rootCertificates: roots) {
+            RFC5280Policy(fixedExpiryValidationTime: validationTime)
+            AppStoreOIDPolicy()
+        }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
+        guard case .validCertificate(let chain) = result else {
+            throw ReceiptRefusal(
+                .untrustedChain, Self.diagnose(leaf: leaf, intermediate: intermediate, at: validationTime))
+        }
+        guard let leafKey = P256.Signing.PublicKey(chain.leaf.publicKey) else {
+            throw ReceiptRefusal(.invalidSignature, "the leaf certificate's key is not a P-256 key")
+        }
+        cache.remember(
+            key, leafKey: leafKey,
+            validFrom: chain.map(\.notValidBefore).max() ?? leaf.notValidBefore,
+            validUntil: chain.map(\.notValidAfter).min() ?? leaf.notValidAfter)
+        return leafKey
+    }
+
+    private static func der(_ base64: String, position: Int) throws(ReceiptRefusal) -> [UInt8] {
+        guard base64.utf8.count <= (maxCertificateBytes / 3 + 1) * 4,
+            let der = Base64.decode(base64, alphabet: .standard, maxDecodedBytes: maxCertificateBytes),
+            !der.isEmpty
+        else { throw ReceiptRefusal(.untrustedChain, "x5c[\(position)] is not a base64 certificate of at most 4 KiB") }
+        return der
+    }
+
+    private static func certificate(_ der: [UInt8], position: Int) throws(ReceiptRefusal) -> Certificate {
+        do {
+            return try Certificate(derEncoded: der)
+        } catch {
+            throw ReceiptRefusal(.untrustedChain, "x5c[\(position)] is not a DER X.509 certificate")
+        }
+    }
+
+    /// A readable reason for a chain the `Verifier` refused. The verdict is the `Verifier`'s; this only
+    /// names the most likely cause for support staff.
+    private static func diagnose(leaf: Certificate, intermediate: Certificate, at time: Date) -> String {
+        let at = "at signedDate \(time.ISO8601Format())"
+        for (name, certificate) in [("leaf", leaf), ("intermediate", intermediate)]
+        where time < certificate.notValidBefore || time > certificate.notValidAfter {
+            return "the \(name) certificate is not valid \(at) (valid \(certificate.notValidBefore.ISO8601Format()) "
+                + "to \(certificate.notValidAfter.ISO8601Format()))"
+        }
+        if !intermediate.extensions.contains(where: { $0.oid == AppStoreOIDPolicy.wwdrIntermediateOID }) {
+            return "the intermediate certificate lacks Apple's WWDR OID 1.2.840.113635.100.6.2.1"
+        }
+        if !leaf.extensions.contains(where: { $0.oid == AppStoreOIDPolicy.receiptSigningLeafOID }) {
+            return "the leaf certificate lacks Apple's receipt-signing OID 1.2.840.113635.100.6.11.1"
+        }
+        return "the x5c chain does not validate to a configured root certificate \(at)"
+    }
+}

@@ -1,0 +1,20 @@
+/// Proves purchases: turns what a client or the App Store sends into a ``VerifiedTransaction``, or refuses
+/// it with a ``ReceiptRefusal``.
+///
+/// Implementations do no I/O (no network, no database) and are safe to share between tasks.
+/// ``ReceiptVerifier`` is the implementation; tests of other modules may supply their own.
+public protocol PurchaseProver: Sendable {
+    /// Proves a purchase from the SeSAC `receipt` form field, which may hold a stub receipt, a StoreKit 2
+    /// signed transaction (JWS) or a classic base64 app receipt (refused as `legacy_receipt_unsupported`).
+    ///
+    /// - Parameter productId: the product the client claims to have bought. For a receipt with several
+    ///   in-app entries it selects the entry; when given, the proven product must equal it
+    ///   (`product_not_in_receipt` otherwise).
+    func prove(receipt: String, productId: String?) async throws(ReceiptRefusal) -> VerifiedTransaction
+
+    /// Verifies a StoreKit 2 signed transaction (JWS compact serialization).
+    func verifyTransaction(_ jws: String) async throws(ReceiptRefusal) -> VerifiedTransaction
+
+    /// Verifies an App Store Server Notification V2 `signedPayload`, including its nested signed transaction.
+    func verifyNotification(_ signedPayload: String) async throws(ReceiptRefusal) -> VerifiedNotification
+}

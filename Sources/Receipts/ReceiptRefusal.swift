@@ -1,0 +1,45 @@
+/// Why a receipt, signed transaction or notification was not accepted as proof of a purchase.
+///
+/// The one error type of the `Receipts` module: a machine-readable ``reason`` (a stable snake_case code for
+/// clients, logs and metrics) plus a human ``message`` meant for support staff. The message never contains
+/// secrets; it may quote identifiers taken from the (possibly forged) input.
+public struct ReceiptRefusal: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable, machine-readable refusal code. Extensible: compare against the static members.
+    public struct Reason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// Not decodable: wrong shape, bad base64, bad JSON, missing required fields, or over the size limit.
+        public static let malformed = Reason(rawValue: "malformed")
+        /// The JWS `alg` is not ES256 (for example `none`, `HS256`, `RS256`).
+        public static let unsupportedAlgorithm = Reason(rawValue: "unsupported_algorithm")
+        /// The `x5c` chain is not three certificates that chain to a configured root with Apple's OIDs,
+        /// valid at the payload's `signedDate`.
+        public static let untrustedChain = Reason(rawValue: "untrusted_chain")
+        /// The signature (ES256 for App Store data, HMAC-SHA256 for stubs) does not verify, or is missing.
+        public static let invalidSignature = Reason(rawValue: "invalid_signature")
+        /// Authentic, but for another app.
+        public static let wrongBundleId = Reason(rawValue: "wrong_bundle_id")
+        /// Authentic, but from an environment this verifier does not accept.
+        public static let wrongEnvironment = Reason(rawValue: "wrong_environment")
+        /// Authentic, but the product type is not one the shop sells.
+        public static let unsupportedProductType = Reason(rawValue: "unsupported_product_type")
+        /// The receipt does not contain (or does not single out) the requested product.
+        public static let productNotInReceipt = Reason(rawValue: "product_not_in_receipt")
+        /// A classic base64 PKCS#7 app receipt; not supported yet.
+        public static let legacyReceiptUnsupported = Reason(rawValue: "legacy_receipt_unsupported")
+        /// A stub receipt reached a verifier that does not accept stubs (production).
+        public static let stubNotAccepted = Reason(rawValue: "stub_not_accepted")
+    }
+
+    public var reason: Reason
+    public var message: String
+
+    public init(_ reason: Reason, _ message: String) {
+        self.reason = reason
+        self.message = message
+    }
+
+    public var description: String { "\(reason.rawValue): \(message)" }
+}

@@ -1,0 +1,72 @@
+import Crypto
+import Foundation
+import Receipts
+import Testing
+
+@Suite("Root certificates")
+struct RootCertificateTests {
+    static let resourcePath = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Sources/Receipts/Resources/AppleRootCA-G3.cer").path
+
+    @Test("the shipped Apple Root CA - G3 parses and has Apple's published fingerprint")
+    func appleRootCAG3() throws {
+        let root = RootCertificate.appleRootCAG3
+        #expect(root.sha256Fingerprint == "63343ABFB89A6A03EBB57E9B3F5FA7BE7C4F5C756F3017B3A8C488C3653E9179")
+        #expect(root.sha256Fingerprint == RootCertificate.appleRootCAG3Fingerprint)
+        #expect(root.subject.contains("Apple Root CA - G3"))
+        #expect(root.notValidAfter > Date())
+        #expect(VerifierConfiguration(bundleId: "b").rootCertificates == [root])
+    }
+
+    @Test("the resource file holds the same certificate as the embedded constant")
+    func resourceFile() throws {
+        let loaded = try RootCertificate.load(contentsOfFile: Self.resourcePath)
+        #expect(loaded == [RootCertificate.appleRootCAG3])
+        do {
+            #expect(try RootCertificate.appleRootCAG3FromBundle() == .appleRootCAG3)
+        } catch {
+            // Only a build without the resource bundle may say so.
+            #expect(error.message.contains("no resource bundle"))
+        }
+    }
+
+    @Test("roots load from PEM (one or several) and DER files; junk is a configuration error")
+    func loading() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("receipts-roots-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try TestPKI().rootCertificate
+        let second = try TestPKI().rootCertificate
+        func pem(_ root: RootCertificate) -> String {
+            "-----BEGIN CERTIFICATE-----\n"
+                + Data(root.derBytes).base64EncodedString(options: .lineLength64Characters)
+                + "\n-----END CERTIFICATE-----\n"
+        }
+        let der = directory.appendingPathComponent("root.cer")
+        let pemFile = directory.appendingPathComponent("roots.pem")
+        let junk = directory.appendingPathComponent("junk.pem")
+        try Data(first.derBytes).write(to: der)
+        try Data((pem(first) + pem(second)).utf8).write(to: pemFile)
+        try Data("-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n".utf8).write(to: junk)
+
+        #expect(try RootCertificate.load(contentsOfFile: der.path) == [first])
+        #expect(try RootCertificate.load(contentsOfFile: pemFile.path) == [first, second])
+        #expect(throws: ReceiptsConfigurationError.self) { try RootCertificate.load(contentsOfFile: junk.path) }
+        #expect(throws: ReceiptsConfigurationError.self) {
+            try RootCertificate.load(contentsOfFile: directory.appendingPathComponent("missing").path)
+        }
+        #expect(throws: ReceiptsConfigurationError.self) { try RootCertificate(derEncoded: [0x30, 0x03, 0x02, 0x01]) }
+    }
+
+    @Test("a verifier needs a bundle id, a root and a non-empty stub secret")
+    func configurationChecks() {
+        #expect(throws: ReceiptsConfigurationError.self) { try ReceiptVerifier(configuration: .init(bundleId: "")) }
+        #expect(throws: ReceiptsConfigurationError.self) {
+            try ReceiptVerifier(configuration: .init(bundleId: "b", rootCertificates: []))
+        }
+        #expect(throws: ReceiptsConfigurationError.self) {
+            try ReceiptVerifier(configuration: .init(bundleId: "b", stubSecret: ""))
+        }
+    }
+}
