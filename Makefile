@@ -1,0 +1,27 @@
+# ShopLedger — the two commands of the README, and a few more.
+#   make run    install what is missing, build, serve on 127.0.0.1:8080 with a private PostgreSQL
+#   make test   install what is missing, run every test against a throwaway PostgreSQL
+
+SWIFT ?= swift
+HOST ?= 127.0.0.1
+PORT ?= 8080
+
+.PHONY: run test build deps clean
+
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build -c release --product shopledger
+
+run: build
+	@echo "ShopLedger: serving on http://$(HOST):$(PORT) (private PostgreSQL under .shopledger/; Ctrl-C stops both)"
+	.build/release/shopledger serve --host $(HOST) --port $(PORT)
+
+# The test process starts its own throwaway PostgreSQL cluster (under /tmp) and removes it at exit.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+clean:
+	rm -rf .build .shopledger

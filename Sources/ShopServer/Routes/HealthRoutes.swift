@@ -1,0 +1,46 @@
+import Hummingbird
+import Postgres
+
+/// `GET /healthz` (the process answers) and `GET /readyz` (the database answers too).
+struct HealthRoutes {
+    let client: PostgresClient
+
+    struct Status: ResponseEncodable {
+        let status: String
+    }
+
+    func register(on router: Router<some RequestContext>) {
+        router.get("healthz") { _, _ in Status(status: "ok") }
+        router.get("readyz") { _, _ -> EditedResponse<APIErrorBody> in
+            do {
+                _ = try await client.query("SELECT 1")
+                return EditedResponse(status: .ok, response: APIErrorBody(status: "ready"))
+            } catch {
+                return EditedResponse(
+                    status: .serviceUnavailable,
+                    response: APIErrorBody(code: "database_unavailable", message: "the database does not answer"))
+            }
+        }
+    }
+}
+
+/// `{"status": …}` when ready, `{"error": {"code", "message"}}` otherwise.
+struct APIErrorBody: ResponseEncodable {
+    struct Detail: Encodable {
+        let code: String
+        let message: String
+    }
+
+    let status: String?
+    let error: Detail?
+
+    init(status: String) {
+        self.status = status
+        self.error = nil
+    }
+
+    init(code: String, message: String) {
+        self.status = nil
+        self.error = Detail(code: code, message: message)
+    }
+}

@@ -1,0 +1,25 @@
+import ArgumentParser
+
+@main
+struct ShopLedgerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shopledger",
+        abstract: "ShopLedger: verifies in-app purchases, keeps the ledger, serves the shop API, writes revenue reports.",
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, StubReceiptCommand.self, VerifyTransactionCommand.self,
+        ])
+
+    static func main() async {
+        CommandLogging.bootstrap()
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Postgres
+import ShopServer
+import Testing
+import TestSupport
+
+@Suite("Health and catalog endpoints")
+struct HealthAndCatalogTests {
+    struct Catalog: Decodable {
+        struct Item: Decodable {
+            struct Price: Decodable {
+                let amountMilli: Int64
+                let currency: String
+            }
+
+            let kind: String
+            let index: Int
+            let productId: String?
+            let name: String
+            let description: String
+            let price: Price
+        }
+
+        let items: [Item]
+    }
+
+    @Test("GET /api/v1/catalog lists the 13 items with their product ids and KRW prices")
+    func catalog() async throws {
+        try await withTestDatabase { db in
+            let app = try buildApplication(configuration: .init(), client: db.client)
+            try await app.test(.router) { client in
+                try await client.execute(uri: "/api/v1/catalog", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let catalog = try JSONDecoder().decode(Catalog.self, from: Data(String(buffer: response.body).utf8))
+                    #expect(catalog.items.count == 13)
+                    let faces = catalog.items.filter { $0.kind == "face" }
+                    let backgrounds = catalog.items.filter { $0.kind == "background" }
+                    #expect(faces.map(\.index) == [0, 1, 2, 3, 4])
+                    #expect(backgrounds.map(\.index) == [0, 1, 2, 3, 4, 5, 6, 7])
+                    #expect(faces.map(\.price.amountMilli) == [0, 1_200_000, 2_500_000, 2_500_000, 2_500_000])
+                    #expect(backgrounds.map(\.price.amountMilli) == [0, 1_200_000, 1_200_000, 1_200_000, 2_500_000, 2_500_000, 2_500_000, 2_500_000])
+                    #expect(catalog.items.allSatisfy { $0.price.currency == "KRW" })
+                    #expect(faces.map(\.productId) == [nil] + (1...4).map { "com.memolease.sesac1.sprout\($0)" })
+                    #expect(backgrounds.map(\.productId) == [nil] + (1...7).map { "com.memolease.sesac1.background\($0)" })
+                    #expect(faces[1].name == "튼튼 새싹" && backgrounds[7].name == "뮤지션 작업실")
+                    #expect(backgrounds[0].description == "새싹들을 많이 마주치는 매력적인 하늘 공원입니다")
+                }
+            }
+        }
+    }
+
+    @Test("/healthz answers; /readyz is 200 with the database up and 503 when it cannot be reached")
+    func health() async throws {
+        try await withTestDatabase { db in
+            let app = try buildApplication(configuration: .init(), client: db.client)
+            try await app.test(.router) { client in
+                try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+                try await client.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
+            }
+        }
+        // A client pointed at a port nothing listens on.
+        let port = try TestCluster.freePort()
+        let unreachable = PostgresClient(configuration: .init(connection: .init(url: "postgresql://127.0.0.1:\(port)/none?connect_timeout=2"), minimumConnections: 0))
+        let app = try buildApplication(configuration: .init(), client: unreachable)
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/readyz", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(String(buffer: response.body).contains("database_unavailable"))
+            }
+        }
+    }
+
+    @Test("invalid configuration is refused with a clear message")
+    func configurationValidation() throws {
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration(port: 70_000).validate() }
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration(host: "").validate() }
+    }
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what ShopLedger needs from Debian when it is missing: the PostgreSQL server binaries
+# (initdb, pg_ctl), libpq's headers and pkg-config (which the CLibPQ target needs to find them).
+set -euo pipefail
+
+missing=()
+have_server() {
+    command -v pg_ctl >/dev/null 2>&1 && command -v initdb >/dev/null 2>&1 && return 0
+    compgen -G '/usr/lib/postgresql/*/bin/pg_ctl' >/dev/null 2>&1
+}
+have_server || missing+=(postgresql)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
+{ command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq; } || missing+=(libpq-dev)
+id postgres >/dev/null 2>&1 || [[ " ${missing[*]} " == *" postgresql "* ]] || missing+=(postgresql)
+
+if ((${#missing[@]} == 0)); then
+    exit 0
+fi
+
+echo "Installing missing Debian packages: ${missing[*]}"
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null 2>&1; then
+        sudo="sudo"
+    else
+        echo "error: not root and no sudo; install these packages first: ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+# Debian's package starts a system cluster on port 5432; ShopLedger runs its own and needs none.
+echo "Installed: ${missing[*]}"
