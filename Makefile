@@ -6,7 +6,7 @@ SWIFT ?= swift
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: run test build deps clean
+.PHONY: run test build bench deps clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -22,6 +22,11 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# Figures, not pass/fail: release build, each benchmark starts (and stops) its own PostgreSQL.
+bench: deps
+	$(SWIFT) build -c release --product PostgresBench
+	.build/release/PostgresBench 5
 
 clean:
 	rm -rf .build .shopledger

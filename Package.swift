@@ -98,6 +98,9 @@ let package = Package(
         .executableTarget(name: "EmbedSQLTool", path: "Sources/EmbedSQLTool"),
         .plugin(name: "EmbedSQL", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
 
+        // Benchmarks (`make bench`): figures, not pass/fail tests.
+        .executableTarget(name: "PostgresBench", dependencies: ["Postgres"], path: "Benchmarks/PostgresBench", swiftSettings: strict),
+
         .target(
             name: "TestSupport",
             dependencies: ["Postgres", "Ledger", .product(name: "Logging", package: "swift-log")],
