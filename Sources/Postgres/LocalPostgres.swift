@@ -93,7 +93,7 @@ public struct LocalPostgres: Sendable {
         }
         try ensurePortFree(options.port)
         try prepareDirectory(socketDirectory, mode: 0o755)
-        if !fileManager.fileExists(atPath: logFile) { fileManager.createFile(atPath: logFile, contents: nil) }
+        if !fileManager.fileExists(atPath: logFile) { _ = fileManager.createFile(atPath: logFile, contents: nil) }
         try handToPostgres(logFile)
 
         var settings: [String: String] = [
