@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // libpq, from Debian's libpq-dev (pkg-config name "libpq").
@@ -77,6 +78,11 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strict
         ),
@@ -118,6 +124,11 @@ let package = Package(
         .testTarget(name: "ShopServerTests", dependencies: [
             "ShopServer", "Ledger", "TestSupport",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: strict),
     ]
 )

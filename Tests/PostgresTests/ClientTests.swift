@@ -9,17 +9,17 @@ struct ClientTests {
     @Test("a unique violation carries SQLSTATE 23505, the constraint, the table and the query")
     func uniqueViolation() async throws {
         try await withTestDatabase { db in
-            try await db.client.query("CREATE TABLE users (uid text CONSTRAINT users_pkey PRIMARY KEY)")
-            try await db.client.query("INSERT INTO users VALUES (\("a"))")
+            try await db.client.query("CREATE TABLE members (uid text CONSTRAINT members_pkey PRIMARY KEY)")
+            try await db.client.query("INSERT INTO members VALUES (\("a"))")
             let error = try await #require(throws: PostgresError.self) {
-                try await db.client.query("INSERT INTO users VALUES (\("a"))")
+                try await db.client.query("INSERT INTO members VALUES (\("a"))")
             }
             #expect(error.code == .server)
             #expect(error.sqlState == .uniqueViolation)
-            #expect(error.constraint == "users_pkey")
-            #expect(error.table == "users")
+            #expect(error.constraint == "members_pkey")
+            #expect(error.table == "members")
             #expect(error.detail?.contains("(uid)=(a)") == true)
-            #expect(error.query == "INSERT INTO users VALUES ($1)")
+            #expect(error.query == "INSERT INTO members VALUES ($1)")
             #expect(!error.description.contains("(uid)=(a)"), "description is for logs: no values")
         }
     }
