@@ -1,0 +1,265 @@
+/// The ledger's invariants as SQL, run by `Reconciler` (and after every ledger test).
+///
+/// Each lists its failures by the ids of the rows at fault: journal entries by `entry <id>`,
+/// purchases by `store/environment/transaction_id`, grants by `uid kind index`, balances by
+/// `account currency`.
+public enum LedgerInvariants {
+    public static let all: [any ReconciliationCheck] = [
+        postingsBalance, journalPerPurchase, entryPostingsMatchPurchase, receivableMatchesPurchases,
+        grantsMatchHistory, liveGrantsBacked, refundEventsApplied, equippedItemsOwned, appendOnlyEnforced,
+    ]
+
+    /// SQL naming purchase/entry `x`'s store transaction.
+    private static func transactionKey(_ alias: String) -> String {
+        "\(alias).store || '/' || \(alias).environment || '/' || \(alias).transaction_id"
+    }
+
+    /// The state each purchase `p` is in, from its latest journal entry.
+    private static let purchaseState = Purchase.stateExpression
+
+    public static let postingsBalance = SQLReconciliationCheck(
+        name: "postings_balance",
+        summary: "The postings of every journal entry sum to zero in each currency.",
+        examinedWhat: "journal entries",
+        examinedSQL: "SELECT count(*) FROM journal_entries",
+        failuresSQL: """
+            SELECT 'entry ' || p.entry_id || ' (' || coalesce(\(transactionKey("j")) || ' ' || j.kind, p.transaction_id || ', no such entry')
+                   || ') ' || p.currency,
+                   'postings sum to ' || sum(p.amount_milli) || ' milli, not 0'
+            FROM postings p
+            LEFT JOIN journal_entries j ON j.transaction_id = p.transaction_id AND j.entry_id = p.entry_id
+            GROUP BY p.transaction_id, p.entry_id, p.currency, j.entry_id, j.store, j.environment, j.transaction_id, j.kind
+            HAVING sum(p.amount_milli) <> 0 OR j.entry_id IS NULL
+            """)
+
+    public static let journalPerPurchase = SQLReconciliationCheck(
+        name: "one_purchase_entry_per_purchase",
+        summary: "Each purchase has exactly one purchase entry (seq 0), its later entries are numbered 1..n, "
+            + "and every entry names the purchase's user and book.",
+        examinedWhat: "purchases",
+        examinedSQL: "SELECT count(*) FROM purchases",
+        failuresSQL: """
+            SELECT \(transactionKey("p")), count(j.entry_id) || ' purchase entries, expected 1'
+            FROM purchases p
+            LEFT JOIN journal_entries j
+              ON j.store = p.store AND j.environment = p.environment AND j.transaction_id = p.transaction_id
+             AND j.kind = 'purchase'
+            GROUP BY p.store, p.environment, p.transaction_id
+            HAVING count(j.entry_id) <> 1
+            UNION ALL
+            SELECT \(transactionKey("j")), 'entries numbered ' || string_agg(j.seq::text, ',' ORDER BY j.seq) || ', expected 0..'
+                   || (count(*) - 1)
+            FROM journal_entries j
+            GROUP BY j.store, j.environment, j.transaction_id
+            HAVING min(j.seq) <> 0 OR max(j.seq) <> count(*) - 1
+            UNION ALL
+            SELECT 'entry ' || j.entry_id || ' (' || \(transactionKey("j")) || ')',
+                   format('entry names user %s book %s, the purchase user %s book %s', j.uid, j.book, p.uid, p.book)
+            FROM journal_entries j
+            JOIN purchases p USING (store, environment, transaction_id)
+            WHERE j.uid <> p.uid OR j.book <> p.book
+            """)
+
+    public static let entryPostingsMatchPurchase = SQLReconciliationCheck(
+        name: "entry_postings_match_purchase",
+        summary: "Every entry has exactly the postings its purchase calls for: a bought, priced purchase debits "
+            + "receivable and credits revenue, a refund debits refunds and credits receivable, a reversal the "
+            + "opposite; family-shared, unpriced and revoke entries have none.",
+        examinedWhat: "journal entries",
+        examinedSQL: "SELECT count(*) FROM journal_entries",
+        failuresSQL: """
+            WITH entries AS (
+                SELECT j.transaction_id, j.entry_id, j.kind, p.store, p.book, p.item_kind, p.price_milli, p.currency,
+                       p.ownership,
+                       CASE j.kind WHEN 'purchase' THEN 1 WHEN 'refund' THEN -1 WHEN 'refund_reversal' THEN 1 ELSE 0 END AS sign
+                FROM journal_entries j JOIN purchases p USING (store, environment, transaction_id)
+            ),
+            expected AS (
+                SELECT e.transaction_id, e.entry_id, v.account, e.currency, v.amount
+                FROM entries e
+                CROSS JOIN LATERAL (VALUES
+                    (ledger_account(e.book, 'receivable:' || e.store), e.sign * e.price_milli),
+                    (ledger_account(e.book, CASE e.kind WHEN 'purchase' THEN 'revenue:' ELSE 'refunds:' END || e.item_kind),
+                     -e.sign * e.price_milli)
+                ) AS v (account, amount)
+                WHERE e.ownership = 'PURCHASED' AND e.price_milli > 0 AND e.sign <> 0
+            ),
+            actual AS (
+                SELECT transaction_id, entry_id, account, currency, amount_milli AS amount FROM postings
+            )
+            SELECT 'entry ' || coalesce(x.entry_id, a.entry_id) || ' (' || coalesce(x.transaction_id, a.transaction_id) || ')',
+                   CASE WHEN a.entry_id IS NULL THEN 'missing posting ' ELSE 'unexpected posting ' END
+                   || coalesce(x.account, a.account) || ' ' || coalesce(x.amount, a.amount) || ' '
+                   || coalesce(x.currency, a.currency)
+            FROM expected x
+            FULL JOIN actual a
+              ON x.transaction_id = a.transaction_id AND x.entry_id = a.entry_id AND x.account = a.account
+             AND x.currency = a.currency AND x.amount = a.amount
+            WHERE x.entry_id IS NULL OR a.entry_id IS NULL
+            """)
+
+    public static let receivableMatchesPurchases = SQLReconciliationCheck(
+        name: "receivable_matches_purchases",
+        summary: "Each receivable account's balance, per currency, equals its purchases minus refunds "
+            + "(plus reversed refunds), computed from the purchases' prices and the journal's entry kinds.",
+        examinedWhat: "receivable balances (account, currency)",
+        examinedSQL: """
+            SELECT count(*) FROM (
+                SELECT DISTINCT ledger_account(book, 'receivable:' || store), currency FROM purchases
+                WHERE ownership = 'PURCHASED' AND price_milli > 0
+                UNION
+                SELECT DISTINCT account, currency FROM postings WHERE account ~ '(^|:)receivable:'
+            ) balances
+            """,
+        failuresSQL: """
+            WITH expected AS (
+                SELECT ledger_account(p.book, 'receivable:' || p.store) AS account, p.currency,
+                       sum(CASE j.kind WHEN 'purchase' THEN p.price_milli WHEN 'refund' THEN -p.price_milli
+                                       WHEN 'refund_reversal' THEN p.price_milli ELSE 0 END) AS amount
+                FROM journal_entries j JOIN purchases p USING (store, environment, transaction_id)
+                WHERE p.ownership = 'PURCHASED' AND p.price_milli > 0
+                GROUP BY 1, 2
+            ),
+            actual AS (
+                SELECT account, currency, sum(amount_milli) AS amount FROM postings
+                WHERE account ~ '(^|:)receivable:' GROUP BY 1, 2
+            )
+            SELECT coalesce(e.account, a.account) || ' ' || coalesce(e.currency, a.currency),
+                   format('postings sum to %s milli, purchases minus refunds are %s milli',
+                          coalesce(a.amount, 0), coalesce(e.amount, 0))
+            FROM expected e FULL JOIN actual a ON e.account = a.account AND e.currency = a.currency
+            WHERE coalesce(e.amount, 0) <> coalesce(a.amount, 0)
+            """)
+
+    public static let grantsMatchHistory = SQLReconciliationCheck(
+        name: "grants_match_history",
+        summary: "Every grant row equals the replay of its grant_events (free, purchased and shared counts), "
+            + "and every history has its grant row.",
+        examinedWhat: "grants",
+        examinedSQL: "SELECT count(*) FROM grants",
+        failuresSQL: """
+            WITH replay AS (
+                SELECT uid, item_kind, item_index,
+                       coalesce(sum(delta) FILTER (WHERE source = 'free'), 0) AS free,
+                       coalesce(sum(delta) FILTER (WHERE source = 'purchased'), 0) AS purchased,
+                       coalesce(sum(delta) FILTER (WHERE source = 'family_shared'), 0) AS shared
+                FROM grant_events GROUP BY uid, item_kind, item_index
+            )
+            SELECT coalesce(g.uid, r.uid) || ' ' || coalesce(g.item_kind, r.item_kind) || ' '
+                   || coalesce(g.item_index, r.item_index),
+                   format('grant row free=%s purchased=%s shared=%s, history replays to free=%s purchased=%s shared=%s',
+                          coalesce(g.free::int::text, 'none'), g.purchased_count, g.shared_count,
+                          coalesce(r.free::text, 'none'), r.purchased, r.shared)
+            FROM grants g
+            FULL JOIN replay r ON g.uid = r.uid AND g.item_kind = r.item_kind AND g.item_index = r.item_index
+            WHERE g.uid IS NULL OR r.uid IS NULL
+               OR g.free::int <> r.free OR g.purchased_count <> r.purchased OR g.shared_count <> r.shared
+            """)
+
+    public static let liveGrantsBacked = SQLReconciliationCheck(
+        name: "live_grants_backed",
+        summary: "Every owned item is backed by as many live purchases (bought and family-shared) as its grant "
+            + "counts, or is a free item; every user owns the free items.",
+        examinedWhat: "owned grants",
+        examinedSQL: "SELECT count(*) FROM grants WHERE owned",
+        failuresSQL: """
+            WITH state AS (
+                SELECT p.uid, p.item_kind, p.item_index, p.ownership, \(purchaseState) AS state
+                FROM purchases p
+            ),
+            live AS (
+                SELECT uid, item_kind, item_index,
+                       count(*) FILTER (WHERE ownership = 'PURCHASED') AS purchased,
+                       count(*) FILTER (WHERE ownership = 'FAMILY_SHARED') AS shared
+                FROM state WHERE state = 'live'
+                GROUP BY uid, item_kind, item_index
+            )
+            SELECT coalesce(g.uid, l.uid) || ' ' || coalesce(g.item_kind, l.item_kind) || ' '
+                   || coalesce(g.item_index, l.item_index),
+                   format('grant counts purchased=%s shared=%s, live purchases are purchased=%s shared=%s',
+                          coalesce(g.purchased_count, 0), coalesce(g.shared_count, 0),
+                          coalesce(l.purchased, 0), coalesce(l.shared, 0))
+            FROM grants g
+            FULL JOIN live l ON g.uid = l.uid AND g.item_kind = l.item_kind AND g.item_index = l.item_index
+            WHERE coalesce(g.purchased_count, 0) <> coalesce(l.purchased, 0)
+               OR coalesce(g.shared_count, 0) <> coalesce(l.shared, 0)
+            UNION ALL
+            SELECT g.uid || ' ' || g.item_kind || ' ' || g.item_index, 'marked free but is a paid item'
+            FROM grants g WHERE g.free AND g.item_index <> 0
+            UNION ALL
+            SELECT u.uid || ' ' || c.kind || ' ' || c.item_index, 'the free item is not owned'
+            FROM users u CROSS JOIN catalog_items c
+            LEFT JOIN grants g ON g.uid = u.uid AND g.item_kind = c.kind AND g.item_index = c.item_index
+            WHERE c.item_index = 0 AND g.owned IS NOT TRUE
+            """)
+
+    public static let refundEventsApplied = SQLReconciliationCheck(
+        name: "refund_events_applied",
+        summary: "Every recorded purchase is in the state its refund events call for (none left unapplied), "
+            + "and every refund, reversal or revoke entry names a recorded event.",
+        examinedWhat: "purchases with refund events",
+        examinedSQL: """
+            SELECT count(*) FROM purchases p
+            WHERE EXISTS (SELECT 1 FROM refund_events e
+                          WHERE e.store = p.store AND e.environment = p.environment AND e.transaction_id = p.transaction_id)
+            """,
+        failuresSQL: """
+            WITH per_purchase AS (
+                SELECT p.store, p.environment, p.transaction_id, \(purchaseState) AS state,
+                       CASE WHEN p.ownership = 'FAMILY_SHARED' AND EXISTS (
+                                SELECT 1 FROM refund_events e
+                                WHERE e.store = p.store AND e.environment = p.environment
+                                  AND e.transaction_id = p.transaction_id AND e.kind = 'family_revoke') THEN 'revoked'
+                            WHEN (SELECT e.kind FROM refund_events e
+                                  WHERE e.store = p.store AND e.environment = p.environment
+                                    AND e.transaction_id = p.transaction_id AND e.kind IN ('refund', 'refund_reversal')
+                                  ORDER BY e.signed_at DESC, e.arrival DESC LIMIT 1) = 'refund' THEN 'refunded'
+                            ELSE 'live' END AS target
+                FROM purchases p
+            )
+            SELECT \(transactionKey("x")), format('journal says %s, its refund events call for %s', x.state, x.target)
+            FROM per_purchase x WHERE x.state <> x.target
+            UNION ALL
+            SELECT 'entry ' || j.entry_id || ' (' || \(transactionKey("j")) || ')',
+                   'names refund event ' || j.refund_event_id || ', which is not recorded for this transaction'
+            FROM journal_entries j
+            LEFT JOIN refund_events e
+              ON e.source_event_id = j.refund_event_id AND e.store = j.store AND e.environment = j.environment
+             AND e.transaction_id = j.transaction_id
+            WHERE j.refund_event_id IS NOT NULL AND e.source_event_id IS NULL
+            """)
+
+    public static let equippedItemsOwned = SQLReconciliationCheck(
+        name: "equipped_items_owned",
+        summary: "Every user's equipped face and background are owned.",
+        examinedWhat: "users",
+        examinedSQL: "SELECT count(*) FROM users",
+        failuresSQL: """
+            SELECT u.uid || ' ' || k.kind || ' ' || k.item_index, 'equipped but not owned'
+            FROM users u
+            CROSS JOIN LATERAL (VALUES ('face', u.equipped_face), ('background', u.equipped_background)) AS k (kind, item_index)
+            LEFT JOIN grants g ON g.uid = u.uid AND g.item_kind = k.kind AND g.item_index = k.item_index
+            WHERE g.owned IS NOT TRUE
+            """)
+
+    public static let appendOnlyEnforced = SQLReconciliationCheck(
+        name: "append_only_enforced",
+        summary: "Every append-only ledger table has enabled triggers refusing UPDATE, DELETE and TRUNCATE.",
+        examinedWhat: "append-only tables",
+        examinedSQL: "SELECT count(*) FROM (VALUES \(appendOnlyTables.map { "('\($0)')" }.joined(separator: ", "))) t",
+        failuresSQL: """
+            SELECT t.name, 'no enabled trigger refusing ' || op.name
+            FROM (VALUES \(appendOnlyTables.map { "('\($0)')" }.joined(separator: ", "))) AS t (name)
+            CROSS JOIN (VALUES ('UPDATE', 17), ('DELETE', 9), ('TRUNCATE', 32)) AS op (name, bits)
+            WHERE NOT EXISTS (
+                SELECT 1 FROM pg_trigger tg JOIN pg_proc f ON f.oid = tg.tgfoid
+                WHERE tg.tgrelid = to_regclass(t.name) AND f.proname = 'ledger_refuse_change'
+                  AND tg.tgenabled <> 'D' AND (tg.tgtype & op.bits) = op.bits
+            )
+            """)
+
+    /// The tables that are never updated or deleted from.
+    public static let appendOnlyTables = [
+        "store_transactions", "purchases", "journal_entries", "postings", "refund_events", "grant_events",
+    ]
+}

@@ -1,0 +1,73 @@
+import Receipts
+
+/// Input checks made before anything reaches the database, so bad input gets a clear
+/// `LedgerError(.invalidInput)` (the schema's CHECK constraints back them up).
+enum Validation {
+    /// Firebase uids are at most 128 characters; we accept 1–128 printable characters.
+    static func uid(_ uid: String) throws {
+        try identifier(uid, what: "uid")
+    }
+
+    static func identifier(_ value: String, what: String) throws {
+        let scalars = value.unicodeScalars
+        guard !scalars.isEmpty, scalars.count <= 128 else {
+            throw LedgerError(.invalidInput, "\(what) must be 1–128 characters, got \(scalars.count)")
+        }
+        guard scalars.allSatisfy({ $0.properties.generalCategory != .control }) else {
+            throw LedgerError(.invalidInput, "\(what) contains control characters")
+        }
+    }
+
+    static func transaction(_ transaction: VerifiedTransaction) throws {
+        try store(transaction.store, environment: transaction.environment)
+        try identifier(transaction.transactionId, what: "transactionId")
+        try identifier(transaction.originalTransactionId, what: "originalTransactionId")
+        try identifier(transaction.productId, what: "productId")
+        if let storefront = transaction.storefront { try identifier(storefront, what: "storefront") }
+        switch (transaction.priceMilli, transaction.currency) {
+        case (nil, nil):
+            break
+        case (let price?, let currency?):
+            guard price >= 0 else { throw LedgerError(.invalidInput, "price must not be negative") }
+            try self.currency(currency)
+        default:
+            throw LedgerError(.invalidInput, "price and currency must be given together")
+        }
+        guard transaction.ownershipType == .purchased || transaction.ownershipType == .familyShared else {
+            throw LedgerError(.invalidInput, "unknown ownership type \(transaction.ownershipType)")
+        }
+        try evidence(transaction.evidenceSHA256)
+    }
+
+    static func refundEvent(_ event: RefundEvent) throws {
+        try identifier(event.sourceEventId, what: "sourceEventId")
+        try store(event.store, environment: event.environment)
+        try identifier(event.transactionId, what: "transactionId")
+        try evidence(event.evidenceSHA256)
+    }
+
+    static func store(_ store: VerifiedTransaction.Store, environment: StoreEnvironment) throws {
+        let storeOK = (1...32).contains(store.rawValue.utf8.count)
+            && store.rawValue.utf8.allSatisfy { (0x61...0x7A).contains($0) || $0 == 0x5F }
+        guard storeOK else { throw LedgerError(.invalidInput, "store must be 1–32 of a–z and _") }
+        let environmentOK = (1...32).contains(environment.rawValue.utf8.count)
+            && environment.rawValue.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+        guard environmentOK else { throw LedgerError(.invalidInput, "environment must be 1–32 ASCII letters") }
+        // Only the exact App Store Production environment may use the production book.
+        if environment.rawValue.lowercased() == LedgerBook.production, environment != .production {
+            throw LedgerError(.invalidInput, "environment \(environment) is not Production")
+        }
+    }
+
+    static func currency(_ currency: String) throws {
+        guard currency.utf8.count == 3, currency.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
+            throw LedgerError(.invalidInput, "currency must be three capital letters (ISO 4217)")
+        }
+    }
+
+    static func evidence(_ digest: [UInt8]) throws {
+        guard digest.count == 32 else {
+            throw LedgerError(.invalidInput, "the evidence digest must be 32 bytes (SHA-256)")
+        }
+    }
+}

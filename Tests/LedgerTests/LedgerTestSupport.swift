@@ -1,0 +1,169 @@
+import Foundation
+import Postgres
+import Receipts
+import Testing
+import TestSupport
+
+@testable import Ledger
+
+/// Runs `body` with a ledger on a database of its own, then checks every ledger invariant.
+func withLedger<R: Sendable>(
+    _ label: String = #function,
+    maximumConnections: Int = 8,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: (TestDatabase, LedgerStore) async throws -> R
+) async throws -> R {
+    try await LedgerTestGate.shared.run {
+        try await withTestDatabase(label, maximumConnections: maximumConnections) { db in
+            let ledger = LedgerStore(client: db.client)
+            let result = try await body(db, ledger)
+            try await expectInvariants(db.client, sourceLocation: sourceLocation)
+            return result
+        }
+    }
+}
+
+/// Limits how many ledger tests hold a database at once. TestSupport creates each test's database
+/// through a 2-connection admin pool whose leases time out after 10 s; with ~40 tests starting at
+/// once on 2 cores, and the randomized test loading both, CREATE DATABASE took 0.5–2 s each here and
+/// the last leases timed out. Queueing here (no timeout) keeps that pool's queue short.
+actor LedgerTestGate {
+    static let shared = LedgerTestGate(permits: 3)
+
+    private var available: Int
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(permits: Int) { available = permits }
+
+    nonisolated func run<R: Sendable>(_ body: () async throws -> R) async throws -> R {
+        await acquire()
+        do {
+            let result = try await body()
+            await release()
+            return result
+        } catch {
+            await release()
+            throw error
+        }
+    }
+
+    private func acquire() async {
+        if available > 0 {
+            available -= 1
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    private func release() {
+        if waiters.isEmpty { available += 1 } else { waiters.removeFirst().resume() }
+    }
+}
+
+/// Runs the reconciler and records a test issue naming every failed check.
+func expectInvariants(_ client: PostgresClient, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let report = try await Reconciler(client: client).run()
+    if !report.passed {
+        Issue.record("ledger invariants failed:\n\(report.text)", sourceLocation: sourceLocation)
+    }
+}
+
+/// One integer from a query (counts, sums).
+func scalar(_ client: PostgresClient, _ query: PostgresQuery) async throws -> Int {
+    try await client.query(query).single().decode(Int?.self, at: 0) ?? 0
+}
+
+/// Account balances (non-zero), as `[account: milli]` for one currency.
+func balances(_ client: PostgresClient, currency: String = "KRW") async throws -> [String: Int] {
+    let rows = try await client.query(
+        """
+        SELECT account, sum(amount_milli) FROM postings WHERE currency = \(currency)::text
+        GROUP BY account HAVING sum(amount_milli) <> 0
+        """)
+    var result: [String: Int] = [:]
+    for row in rows {
+        let (account, amount) = try row.decode((String, Int).self)
+        result[account] = amount
+    }
+    return result
+}
+
+/// The ledger tables' row counts, to prove that a refused call wrote nothing.
+func ledgerRowCounts(_ client: PostgresClient) async throws -> [String: Int] {
+    var counts: [String: Int] = [:]
+    for table in ["users", "grants"] + LedgerInvariants.appendOnlyTables {
+        counts[table] = try await scalar(client, PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"))
+    }
+    return counts
+}
+
+let testProfile = try! UserProfile(json: #"{"nick":"새싹","gender":1,"email":"a@example.com"}"#)
+
+/// Product ids as the catalog migration seeds them.
+func productId(_ item: ItemID) -> String {
+    switch item.kind {
+    case .face: "com.memolease.sesac1.sprout\(item.index)"
+    case .background: "com.memolease.sesac1.background\(item.index)"
+    }
+}
+
+/// The catalog's KRW price of a paid item, in milli.
+func catalogPrice(_ item: ItemID) -> Int64 {
+    switch item.kind {
+    case .face: item.index == 1 ? 1_200_000 : 2_500_000
+    case .background: item.index <= 3 ? 1_200_000 : 2_500_000
+    }
+}
+
+/// 32 deterministic bytes standing for the SHA-256 of some evidence (tests only need distinctness).
+func fakeDigest(_ text: String) -> [UInt8] {
+    var state: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 { state = (state ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    var bytes: [UInt8] = []
+    for _ in 0..<4 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        withUnsafeBytes(of: state.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+    return bytes
+}
+
+/// A verified transaction, as the Receipts module would hand it over.
+func makeTransaction(
+    _ transactionId: String,
+    item: ItemID = .face(1),
+    store: VerifiedTransaction.Store = .appStore,
+    environment: StoreEnvironment = .production,
+    price: Int64? = nil,
+    unpriced: Bool = false,
+    currency: String = "KRW",
+    ownership: OwnershipType = .purchased,
+    evidence: String = "v1",
+    productId explicitProductId: String? = nil
+) -> VerifiedTransaction {
+    let priceMilli: Int64? = unpriced ? nil : (price ?? catalogPrice(item))
+    let date = Date(timeIntervalSince1970: 1_760_000_000)
+    return VerifiedTransaction(
+        store: store, environment: environment, transactionId: transactionId, originalTransactionId: transactionId,
+        bundleId: "com.memolease.sesac1", productId: explicitProductId ?? productId(item), productType: .nonConsumable,
+        purchaseDate: date, originalPurchaseDate: date, signedDate: date.addingTimeInterval(5),
+        priceMilli: priceMilli, currency: priceMilli == nil ? nil : currency, storefront: "KOR",
+        ownershipType: ownership, appAccountToken: nil,
+        evidenceSHA256: fakeDigest("\(store)/\(environment)/\(transactionId)/\(evidence)"))
+}
+
+/// A refund event for a transaction, signed at `second` seconds after the test epoch.
+func makeRefundEvent(
+    _ eventId: String, _ kind: RefundEvent.Kind, for transactionId: String,
+    environment: StoreEnvironment = .production, store: VerifiedTransaction.Store = .appStore, second: Int = 100
+) -> RefundEvent {
+    RefundEvent(
+        sourceEventId: eventId, kind: kind, store: store, environment: environment, transactionId: transactionId,
+        signedDate: Date(timeIntervalSince1970: 1_760_000_000 + Double(second)), revocationReason: kind == .refund ? 0 : nil,
+        evidenceSHA256: fakeDigest("event/\(eventId)"))
+}
+
+extension PurchaseOutcome {
+    var isRecorded: Bool { if case .recorded = self { true } else { false } }
+    var isDuplicate: Bool { if case .duplicate = self { true } else { false } }
+    var conflict: PurchaseConflict? { if case .conflict(let reason) = self { reason } else { nil } }
+}

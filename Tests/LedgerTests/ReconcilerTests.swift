@@ -1,0 +1,140 @@
+import Foundation
+import Postgres
+import Receipts
+import Testing
+import TestSupport
+
+@testable import Ledger
+
+@Suite("Reconciliation")
+struct ReconcilerTests {
+    /// A small but complete ledger: bought, shared, unpriced, sandbox, refunded, reversed, revoked,
+    /// parked, equipped.
+    static func populate(_ ledger: LedgerStore) async throws {
+        for uid in ["alice", "bob", "kid"] { _ = try await ledger.register(uid: uid, profile: testProfile) }
+        _ = try await ledger.recordPurchase(makeTransaction("p1", item: .face(1)), for: "alice")
+        _ = try await ledger.recordPurchase(makeTransaction("p2", item: .background(4)), for: "alice")
+        _ = try await ledger.recordPurchase(makeTransaction("p3", item: .face(2)), for: "bob")
+        _ = try await ledger.recordPurchase(makeTransaction("p4", item: .face(2), environment: .sandbox), for: "bob")
+        _ = try await ledger.recordPurchase(makeTransaction("p5", item: .background(7), ownership: .familyShared), for: "kid")
+        _ = try await ledger.recordPurchase(makeTransaction("p6", item: .face(4), unpriced: true), for: "kid")
+        _ = try await ledger.recordPurchase(makeTransaction("p7", item: .face(3), currency: "USD"), for: "kid")
+        _ = try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "p2", second: 10))
+        _ = try await ledger.recordRefundEvent(makeRefundEvent("e2", .refund, for: "p3", second: 10))
+        _ = try await ledger.recordRefundEvent(makeRefundEvent("e3", .refundReversal, for: "p3", second: 20))
+        _ = try await ledger.recordRefundEvent(makeRefundEvent("e4", .familyRevoke, for: "p5"))
+        _ = try await ledger.recordRefundEvent(makeRefundEvent("e5", .refund, for: "not-yet"))
+        _ = try await ledger.equip(face: 1, background: 0, for: "alice")
+        _ = try await ledger.equip(face: 2, background: 0, for: "bob")
+    }
+
+    @Test("a real ledger passes every check, and the report says what each examined")
+    func passes() async throws {
+        try await withLedger { db, ledger in
+            try await Self.populate(ledger)
+            let report = try await Reconciler(client: db.client).run()
+            #expect(report.passed, "\(report.text)")
+            #expect(report.checks.map(\.name) == LedgerInvariants.all.map(\.name))
+            let examined = Dictionary(uniqueKeysWithValues: report.checks.map { ($0.name, $0.examined) })
+            #expect(examined["postings_balance"] == 11)  // 7 purchases + 4 state changes
+            #expect(examined["one_purchase_entry_per_purchase"] == 7)
+            #expect(examined["receivable_matches_purchases"] == 3)  // production KRW, production USD, sandbox KRW
+            #expect(examined["append_only_enforced"] == 6)
+            #expect(examined["equipped_items_owned"] == 3)
+            #expect(report.text.hasSuffix("reconcile: all 9 checks passed"))
+            let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
+            #expect(json?["passed"] as? Bool == true)
+            #expect((json?["checks"] as? [[String: Any]])?.count == 9)
+        }
+    }
+
+    @Test("a corrupted copy of a database fails, naming the broken rows; the original still passes")
+    func corruptedCopyFails() async throws {
+        try await LedgerTestGate.shared.run { try await withTestDatabase { db in
+            try await Self.populate(LedgerStore(client: db.client))
+            #expect(try await Reconciler(client: db.client).run().passed)
+            await db.client.shutdown()  // CREATE DATABASE ... TEMPLATE needs the source idle
+
+            let admin = PostgresClient(
+                configuration: .init(connection: .init(url: Self.url(db.url, database: "postgres")), minimumConnections: 0, maximumConnections: 1))
+            let copyName = db.name + "_corrupt"
+            try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(copyName) TEMPLATE \(db.name)"))
+            let copy = PostgresClient(
+                configuration: .init(connection: .init(url: Self.url(db.url, database: copyName)), minimumConnections: 0, maximumConnections: 2))
+            do {
+                try await Self.corrupt(copy)
+                let report = try await Reconciler(client: copy).run()
+                let failures = Dictionary(uniqueKeysWithValues: report.checks.map { ($0.name, $0.failures.map(\.id)) })
+                #expect(!report.passed)
+                let entry = try await scalar(copy, "SELECT entry_id FROM journal_entries WHERE transaction_id = 'p1' AND seq = 0")
+                #expect(failures["postings_balance"] == ["entry \(entry) (app_store/Production/p1 purchase) KRW"])
+                #expect(failures["entry_postings_match_purchase"] == ["entry \(entry) (p1)", "entry \(entry) (p1)"])
+                #expect(failures["receivable_matches_purchases"] == ["receivable:app_store KRW"])
+                #expect(failures["one_purchase_entry_per_purchase"] == ["app_store/Production/p7"])
+                #expect(failures["grants_match_history"] == ["bob face 2"])
+                #expect(failures["live_grants_backed"] == ["alice face 3", "bob face 2"])
+                #expect(failures["refund_events_applied"] == ["app_store/Production/p1"])
+                #expect(failures["equipped_items_owned"] == ["kid background 6"])
+                #expect(failures["append_only_enforced"] == ["refund_events", "refund_events"])
+                #expect(report.text.contains("FAIL postings_balance"))
+                #expect(report.text.hasSuffix("reconcile: 9 of 9 checks failed"))
+                let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
+                #expect(json?["passed"] as? Bool == false)
+            } catch {
+                Issue.record("corrupted copy: \(error)")
+            }
+            await copy.shutdown()
+            try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(copyName) WITH (FORCE)"))
+            await admin.shutdown()
+
+            // The original is untouched and still passes.
+            let original = PostgresClient(configuration: .init(connection: .init(url: db.url), minimumConnections: 0, maximumConnections: 1))
+            #expect(try await Reconciler(client: original).run().passed)
+            await original.shutdown()
+        } }
+    }
+
+    /// Breaks the copy the ways a bug or a hand edit could, with triggers and foreign keys off.
+    static func corrupt(_ client: PostgresClient) async throws {
+        try await client.withConnection { connection in
+            try await connection.query("SET session_replication_role = replica")
+            // A posting's amount changed: p1's receivable leg.
+            try await connection.query(
+                "UPDATE postings SET amount_milli = amount_milli + 1 WHERE transaction_id = 'p1' AND account = 'receivable:app_store'")
+            // A purchase entry lost with its postings: p7 (USD).
+            try await connection.query("DELETE FROM postings WHERE transaction_id = 'p7'")
+            try await connection.query("DELETE FROM journal_entries WHERE transaction_id = 'p7'")
+            // A grant changed without history: bob's face 2 (live twice over: production and sandbox).
+            try await connection.query("UPDATE grants SET purchased_count = 3 WHERE uid = 'bob' AND item_kind = 'face' AND item_index = 2")
+            // A grant with history but no purchase behind it: alice's face 3.
+            try await connection.query(
+                "INSERT INTO grants (uid, item_kind, item_index, purchased_count) VALUES ('alice', 'face', 3, 1)")
+            try await connection.query(
+                """
+                INSERT INTO grant_events (uid, item_kind, item_index, source, delta, cause, store, environment, transaction_id)
+                VALUES ('alice', 'face', 3, 'purchased', 1, 'purchase', 'app_store', 'Production', 'ghost')
+                """)
+            // A refund event that was never applied: p1.
+            try await connection.query(
+                """
+                INSERT INTO refund_events (source_event_id, kind, store, environment, transaction_id, signed_at, evidence_sha256)
+                VALUES ('sneaky', 'refund', 'app_store', 'Production', 'p1', now(), decode(repeat('ab', 32), 'hex'))
+                """)
+            // An item equipped without being owned.
+            try await connection.query("UPDATE users SET equipped_background = 6 WHERE uid = 'kid'")
+            try await connection.query("RESET session_replication_role")
+            // The append-only guard switched off.
+            try await connection.query("ALTER TABLE refund_events DISABLE TRIGGER refund_events_append_only")
+        }
+    }
+
+    /// `url` pointing at another database on the same server (URL or conninfo form).
+    static func url(_ url: String, database: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url + " dbname=\(database)" }
+        let afterScheme = url[schemeEnd.upperBound...]
+        guard let slash = afterScheme.firstIndex(of: "/") else { return url + "/\(database)" }
+        let rest = url[url.index(after: slash)...]
+        let queryStart = rest.firstIndex(of: "?") ?? rest.endIndex
+        return String(url[..<url.index(after: slash)]) + database + String(rest[queryStart...])
+    }
+}
