@@ -68,7 +68,11 @@ public actor TestCluster {
             ExitCleanup.register(cluster: cluster, folder: (directory as NSString).deletingLastPathComponent)
             url = running.url(database: "postgres")
         }
-        let admin = PostgresClient(configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 2), logger: logger)
+        // CREATE DATABASE takes 0.5–2 s each when many tests start at once on 2 busy cores; the
+        // admin pool must let them queue rather than time out.
+        let admin = PostgresClient(
+            configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 3, leaseTimeout: .seconds(300)),
+            logger: logger)
         try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(templateName) WITH (FORCE)"))
         try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(templateName)"))
         let template = PostgresClient(
