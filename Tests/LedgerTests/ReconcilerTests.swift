@@ -56,11 +56,11 @@ struct ReconcilerTests {
             await db.client.shutdown()  // CREATE DATABASE ... TEMPLATE needs the source idle
 
             let admin = PostgresClient(
-                configuration: .init(connection: .init(url: Self.url(db.url, database: "postgres")), minimumConnections: 0, maximumConnections: 1))
+                configuration: .init(connection: .init(url: TestCluster.replaceDatabase(in: db.url, with: "postgres")), minimumConnections: 0, maximumConnections: 1))
             let copyName = db.name + "_corrupt"
             try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(copyName) TEMPLATE \(db.name)"))
             let copy = PostgresClient(
-                configuration: .init(connection: .init(url: Self.url(db.url, database: copyName)), minimumConnections: 0, maximumConnections: 2))
+                configuration: .init(connection: .init(url: TestCluster.replaceDatabase(in: db.url, with: copyName)), minimumConnections: 0, maximumConnections: 2))
             do {
                 try await Self.corrupt(copy)
                 let report = try await Reconciler(client: copy).run()
@@ -126,15 +126,5 @@ struct ReconcilerTests {
             // The append-only guard switched off.
             try await connection.query("ALTER TABLE refund_events DISABLE TRIGGER refund_events_append_only")
         }
-    }
-
-    /// `url` pointing at another database on the same server (URL or conninfo form).
-    static func url(_ url: String, database: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url + " dbname=\(database)" }
-        let afterScheme = url[schemeEnd.upperBound...]
-        guard let slash = afterScheme.firstIndex(of: "/") else { return url + "/\(database)" }
-        let rest = url[url.index(after: slash)...]
-        let queryStart = rest.firstIndex(of: "?") ?? rest.endIndex
-        return String(url[..<url.index(after: slash)]) + database + String(rest[queryStart...])
     }
 }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Receipts
 import Testing
+import TestSupport
 
 @Suite("App Store signed transactions")
 struct SignedTransactionTests {
@@ -235,7 +236,7 @@ struct SignedTransactionTests {
     @Test("random single-byte mutations never verify and never crash")
     func mutations() async throws {
         let jws = Array(pki.sign(Fixtures.transaction()).utf8)
-        var generator = SplitMix64(seed: 20_261_122)
+        var generator = SeededGenerator(seed: 20_261_122)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ \u{0}".utf8)
         for _ in 0..<300 {
             var mutated = jws
@@ -246,18 +247,5 @@ struct SignedTransactionTests {
             let input = String(decoding: mutated, as: UTF8.self)
             #expect(await refusalReason { _ = try await verifier.verifyTransaction(input) } != nil, "byte \(index)")
         }
-    }
-}
-
-/// A small deterministic generator, so a failing mutation can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -86,7 +86,7 @@ public actor TestCluster {
     }
 
     /// Replaces the database of a `postgresql:///db?…` or `postgresql://host/db?…` URL.
-    static func replaceDatabase(in url: String, with database: String) -> String {
+    public static func replaceDatabase(in url: String, with database: String) -> String {
         guard let schemeEnd = url.range(of: "://") else { return url + " dbname=\(database)" }
         let afterScheme = url[schemeEnd.upperBound...]
         guard let slash = afterScheme.firstIndex(of: "/") else { return url + "/\(database)" }
