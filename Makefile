@@ -26,7 +26,11 @@ test: deps
 # Figures, not pass/fail: release build, each benchmark starts (and stops) its own PostgreSQL.
 bench: deps
 	$(SWIFT) build -c release --product PostgresBench
+	$(SWIFT) build -c release --product LedgerBench
+	$(SWIFT) build -c release --product ReceiptsBench
 	.build/release/PostgresBench 5
+	.build/release/LedgerBench
+	taskset -c 0 .build/release/ReceiptsBench 20000
 
 clean:
 	rm -rf .build .shopledger

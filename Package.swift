@@ -106,6 +106,19 @@ let package = Package(
 
         // Benchmarks (`make bench`): figures, not pass/fail tests.
         .executableTarget(name: "PostgresBench", dependencies: ["Postgres"], path: "Benchmarks/PostgresBench", swiftSettings: strict),
+        .executableTarget(
+            name: "LedgerBench",
+            dependencies: ["Ledger", "Postgres", "Receipts", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/LedgerBench", swiftSettings: strict),
+        .executableTarget(
+            name: "ReceiptsBench",
+            dependencies: [
+                "Receipts",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Benchmarks/ReceiptsBench", swiftSettings: strict),
 
         .target(
             name: "TestSupport",
