@@ -169,6 +169,17 @@ final class PGConnection: @unchecked Sendable {
 
     // MARK: Queries
 
+    /// Rolls back a transaction left open (a body threw, or a cancel interrupted it); a failure
+    /// leaves the connection marked broken so the pool discards it.
+    func rollbackIfInTransaction() {
+        guard !isBroken, !isClosed, transactionStatus != .idle else { return }
+        do {
+            _ = try execute("ROLLBACK", operation: 0)
+        } catch {
+            isBroken = true
+        }
+    }
+
     /// Runs one statement and copies the whole result into Swift memory.
     func execute(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) -> PostgresRows {
         try begin(operation: operation)

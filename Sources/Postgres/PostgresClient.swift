@@ -199,9 +199,10 @@ public final class PostgresClient: Sendable, Service {
 
     /// Returns a connection: to a waiter, to the idle list, or closed when it is not reusable.
     func release(_ connection: PGConnection) async {
+        // A body left a transaction open (or a cancel interrupted one): roll it back first. The
+        // status check is a local read; only an actual ROLLBACK goes to the pool's threads.
         if !connection.isBroken && connection.transactionStatus != .idle {
-            // A body left a transaction open (or a cancel interrupted one): roll it back.
-            _ = try? await executor.run { try connection.execute("ROLLBACK", operation: 0) }
+            _ = try? await executor.run { connection.rollbackIfInTransaction() }
         }
         guard !connection.isBroken, connection.transactionStatus == .idle else {
             await discard(connection)

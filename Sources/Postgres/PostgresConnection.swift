@@ -57,12 +57,9 @@ public struct PostgresConnection: Sendable {
         return result
     }
 
-    /// ROLLBACK, ignoring failures (the connection is then discarded by the pool on release).
+    /// ROLLBACK if a transaction is open; a failure marks the connection for the pool to discard.
     func rollback() async {
-        _ = try? await executor.run { [connection] in
-            guard connection.transactionStatus != .idle else { return PostgresRows.empty(commandTag: "") }
-            return try connection.execute("ROLLBACK", operation: 0)
-        }
+        _ = try? await executor.run { [connection] in connection.rollbackIfInTransaction() }
     }
 
     /// Runs blocking work for one operation, translating task cancellation into a server-side

@@ -59,8 +59,8 @@ struct DatabaseOptions: ParsableArguments {
     }
 }
 
-/// An opened database: its URL, and the private cluster to stop afterwards when this process started it.
-struct DatabaseConnection {
+/// An opened database (used by `withClient` only): its URL, and the private cluster to stop afterwards when this process started it.
+private struct DatabaseConnection {
     let url: String
     let cluster: LocalPostgres?
     let startedCluster: Bool

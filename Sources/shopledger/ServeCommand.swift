@@ -1,8 +1,6 @@
 import ArgumentParser
 import Hummingbird
-import Ledger
 import Logging
-import Postgres
 import ShopServer
 
 struct ServeCommand: AsyncParsableCommand {
@@ -28,18 +26,11 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let connection = try await DatabaseConnection.open(database, logger: logger)
-        do {
-            let client = PostgresClient(configuration: connection.poolConfiguration(maximumConnections: database.resolvedPoolSize), logger: logger)
+        // withClient migrates first, and stops the private cluster after the server has shut down.
+        try await database.withClient(logger: logger) { client in
             let app = try buildApplication(configuration: configuration, client: client, logger: logger)
-            let migrator = try LedgerSchema.migrator(logger: logger)
-            try await migrator.migrate(client)
             logger.notice("shopledger serving on http://\(configuration.host):\(configuration.port)")
             try await app.runService()
-        } catch {
-            try? await connection.close()
-            throw error
         }
-        try await connection.close()
     }
 }

@@ -10,7 +10,8 @@ struct NotificationPayload: Decodable {
         var consumptionRequestReason: String?
     }
 
-    struct Summary: Decodable {
+    /// The app identity carried by `summary` and `appData` bodies alike.
+    struct AppIdentity: Decodable {
         var environment: String?
         var appAppleId: Int64?
         var bundleId: String?
@@ -22,20 +23,14 @@ struct NotificationPayload: Decodable {
         var bundleId: String?
     }
 
-    struct AppData: Decodable {
-        var environment: String?
-        var appAppleId: Int64?
-        var bundleId: String?
-    }
-
     var notificationType: String?
     var subtype: String?
     var notificationUUID: String?
     var signedDate: Date?
     var data: DataBody?
-    var summary: Summary?
+    var summary: AppIdentity?
     var externalPurchaseToken: ExternalPurchaseToken?
-    var appData: AppData?
+    var appData: AppIdentity?
 
     /// The bundle id, environment and app id the notification is about, from whichever body it carries
     /// (`data`, else `summary`, else `externalPurchaseToken`, else `appData`, as Apple's library does).

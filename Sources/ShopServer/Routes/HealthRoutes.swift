@@ -11,21 +11,21 @@ struct HealthRoutes {
 
     func register(on router: Router<some RequestContext>) {
         router.get("healthz") { _, _ in Status(status: "ok") }
-        router.get("readyz") { _, _ -> EditedResponse<APIErrorBody> in
+        router.get("readyz") { _, _ -> EditedResponse<ReadinessBody> in
             do {
                 _ = try await client.query("SELECT 1")
-                return EditedResponse(status: .ok, response: APIErrorBody(status: "ready"))
+                return EditedResponse(status: .ok, response: ReadinessBody(status: "ready"))
             } catch {
                 return EditedResponse(
                     status: .serviceUnavailable,
-                    response: APIErrorBody(code: "database_unavailable", message: "the database does not answer"))
+                    response: ReadinessBody(code: "database_unavailable", message: "the database does not answer"))
             }
         }
     }
 }
 
-/// `{"status": …}` when ready, `{"error": {"code", "message"}}` otherwise.
-struct APIErrorBody: ResponseEncodable {
+/// `{"status": "ready"}`, or `{"error": {"code", "message"}}` when the database does not answer.
+struct ReadinessBody: ResponseEncodable {
     struct Detail: Encodable {
         let code: String
         let message: String
