@@ -7,6 +7,7 @@ public struct ReceiptVerifier: PurchaseProver {
     public let configuration: VerifierConfiguration
     private let appStore: AppStoreVerifier
     private let stubs: StubReceiptVerifier
+    private let stubNotifications: StubNotificationVerifier
 
     public init(configuration: VerifierConfiguration) throws(ReceiptsConfigurationError) {
         guard !configuration.bundleId.isEmpty else { throw ReceiptsConfigurationError("bundle id is empty") }
@@ -22,6 +23,7 @@ public struct ReceiptVerifier: PurchaseProver {
         self.configuration = configuration
         self.appStore = AppStoreVerifier(configuration: configuration)
         self.stubs = StubReceiptVerifier(configuration: configuration)
+        self.stubNotifications = StubNotificationVerifier(configuration: configuration)
     }
 
     public func prove(receipt: String, productId: String?) async throws(ReceiptRefusal) -> VerifiedTransaction {
@@ -57,8 +59,16 @@ public struct ReceiptVerifier: PurchaseProver {
         try await appStore.verifyTransaction(jws)
     }
 
+    /// Verifies an App Store Server Notification V2 `signedPayload`, or a stub notification when stubs are
+    /// accepted (`STUB-RECEIPTS.md`).
     public func verifyNotification(_ signedPayload: String) async throws(ReceiptRefusal) -> VerifiedNotification {
-        try await appStore.verifyNotification(signedPayload)
+        if signedPayload.utf8.starts(with: StubNotification.magicLine.utf8) {
+            guard configuration.acceptsStubReceipts else {
+                throw ReceiptRefusal(.stubNotAccepted, "stub notifications are not accepted by this server")
+            }
+            return try stubNotifications.verify(signedPayload)
+        }
+        return try await appStore.verifyNotification(signedPayload)
     }
 
     /// How many verified certificate chains are cached now (for metrics and tests).

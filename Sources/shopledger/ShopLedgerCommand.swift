@@ -6,7 +6,7 @@ struct ShopLedgerCommand: AsyncParsableCommand {
         commandName: "shopledger",
         abstract: "ShopLedger: verifies in-app purchases, keeps the ledger, serves the shop API, writes revenue reports.",
         subcommands: [
-            ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, StubReceiptCommand.self,
+            ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, StubReceiptCommand.self, StubNotificationCommand.self,
             VerifyTransactionCommand.self,
         ])
 

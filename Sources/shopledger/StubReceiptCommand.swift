@@ -78,22 +78,7 @@ struct StubReceiptCommand: ParsableCommand {
                 appAccountToken: appAccountToken.flatMap(UUID.init(uuidString:)))
         }
         let receipt = StubReceipt(bundleId: bundleId, creationDateMs: max(now, purchased), inApp: entries)
-        print(receipt.text(signedWith: unsigned ? nil : try secret()), terminator: "")
-    }
-
-    private func secret() throws -> String? {
-        if let secretFile {
-            guard let data = FileManager.default.contents(atPath: secretFile), data.count <= 4096 else {
-                throw ValidationError("Cannot read a secret of at most 4 KiB from \(secretFile).")
-            }
-            let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
-            guard !secret.isEmpty else { throw ValidationError("\(secretFile) is empty.") }
-            return secret
-        }
-        guard let secret = ProcessInfo.processInfo.environment["SHOPLEDGER_STUB_SECRET"], !secret.isEmpty else {
-            return nil
-        }
-        return secret
+        print(receipt.text(signedWith: unsigned ? nil : try StubSecret.read(file: secretFile)), terminator: "")
     }
 
     static func isStubValue(_ value: String) -> Bool {
@@ -119,5 +104,20 @@ struct StubReceiptCommand: ParsableCommand {
         guard !overflow else { return nil }
         let (total, overflowAdding) = scaled.addingReportingOverflow(fraction)
         return overflowAdding ? nil : total
+    }
+}
+
+/// The stub HMAC secret, from a file or `SHOPLEDGER_STUB_SECRET`.
+enum StubSecret {
+    static func read(file: String?) throws -> String? {
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file), data.count <= 4096 else {
+                throw ValidationError("Cannot read a secret of at most 4 KiB from \(file).")
+            }
+            let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+            guard !secret.isEmpty else { throw ValidationError("\(file) is empty.") }
+            return secret
+        }
+        return Environment.string("SHOPLEDGER_STUB_SECRET")
     }
 }

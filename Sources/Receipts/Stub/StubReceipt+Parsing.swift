@@ -2,7 +2,6 @@ import Foundation
 
 extension StubReceipt {
     static let maxEntries = 100
-    static let maxValueLength = 200
 
     /// Parses stub receipt text (see ``StubReceipt``), strictly: unknown keys, repeated keys, missing required
     /// keys, bad numbers and non-ASCII values are `malformed`. Returns the receipt and the raw signature
@@ -10,20 +9,8 @@ extension StubReceipt {
     static func parse(_ text: String, maxBytes: Int) throws(ReceiptRefusal) -> (
         receipt: StubReceipt, signature: [UInt8]?
     ) {
-        guard text.utf8.count <= maxBytes else {
-            throw ReceiptRefusal(.malformed, "stub receipt is over the \(maxBytes)-byte limit")
-        }
-        // Split on LF bytes: in Swift "\r\n" is one Character, so a Character split would miss it.
-        var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).lazy
-            .map {
-                String(decoding: $0, as: UTF8.self).trimmingCharacters(
-                    in: .whitespaces.union(.init(charactersIn: "\r")))
-            }
-            .filter { !$0.isEmpty }
+        var lines = try StubText.lines(text, magicLine: magicLine, maxBytes: maxBytes, what: "stub receipt")
             .makeIterator()
-        guard lines.next() == magicLine else {
-            throw ReceiptRefusal(.malformed, "stub receipt must start with \(magicLine)")
-        }
 
         var top: [String: String] = [:]
         var entries: [[String: String]] = []
@@ -39,12 +26,9 @@ extension StubReceipt {
             var body = Substring(line)
             let startsEntry = body.hasPrefix("- ")
             if startsEntry { body = body.dropFirst(2) }
-            let (key, value) = try keyValue(body)
+            let (key, value) = try StubText.keyValue(body, what: "stub receipt")
             if key == "signature", !startsEntry {
-                guard value.hasPrefix("hmac-sha256:"), let mac = Hex.decode(value.dropFirst("hmac-sha256:".count)),
-                    mac.count == 32
-                else { throw ReceiptRefusal(.malformed, "signature must be hmac-sha256:<64 hex digits>") }
-                signature = mac
+                signature = try StubText.signature(value)
             } else if !inList {
                 guard !startsEntry, ["bundle_id", "environment", "receipt_creation_date_ms"].contains(key) else {
                     throw ReceiptRefusal(.malformed, "unexpected key \(key.prefix(40)) before in_app:")
@@ -78,7 +62,7 @@ extension StubReceipt {
         let receipt = StubReceipt(
             bundleId: bundleId,
             environment: StoreEnvironment(rawValue: environment),
-            creationDateMs: try milliseconds(created, "receipt_creation_date_ms"),
+            creationDateMs: try StubText.milliseconds(created, "receipt_creation_date_ms"),
             inApp: try entries.map { fields throws(ReceiptRefusal) in try entry(fields) })
         return (receipt, signature)
     }
@@ -87,22 +71,6 @@ extension StubReceipt {
         "product_id", "transaction_id", "original_transaction_id", "purchase_date_ms", "original_purchase_date_ms",
         "type", "in_app_ownership_type", "price", "currency", "app_account_token",
     ]
-
-    private static func keyValue(_ line: Substring) throws(ReceiptRefusal) -> (String, String) {
-        guard let colon = line.firstIndex(of: ":") else {
-            throw ReceiptRefusal(.malformed, "stub receipt line is not 'key: value'")
-        }
-        let key = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
-        let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
-        guard !key.isEmpty, !value.isEmpty, value.utf8.count <= maxValueLength,
-            value.utf8.allSatisfy({ (0x20...0x7E).contains($0) })
-        else {
-            throw ReceiptRefusal(
-                .malformed,
-                "stub receipt value of \(key.prefix(40)) must be 1–\(maxValueLength) printable ASCII characters")
-        }
-        return (key, value)
-    }
 
     private static func entry(_ fields: [String: String]) throws(ReceiptRefusal) -> InAppEntry {
         guard let productId = fields["product_id"], let transactionId = fields["transaction_id"],
@@ -130,26 +98,19 @@ extension StubReceipt {
             }
             token = uuid
         }
-        let purchaseDateMs = try milliseconds(purchased, "purchase_date_ms")
+        let purchaseDateMs = try StubText.milliseconds(purchased, "purchase_date_ms")
         return InAppEntry(
             productId: productId,
             transactionId: transactionId,
             originalTransactionId: fields["original_transaction_id"],
             purchaseDateMs: purchaseDateMs,
             originalPurchaseDateMs: try fields["original_purchase_date_ms"].map { text throws(ReceiptRefusal) in
-                try milliseconds(text, "original_purchase_date_ms")
+                try StubText.milliseconds(text, "original_purchase_date_ms")
             },
             productType: fields["type"].map(ProductType.init(rawValue:)) ?? .nonConsumable,
             ownershipType: fields["in_app_ownership_type"].map(OwnershipType.init(rawValue:)) ?? .purchased,
             priceMilli: price,
             currency: currency,
             appAccountToken: token)
-    }
-
-    private static func milliseconds(_ text: String, _ name: String) throws(ReceiptRefusal) -> Int64 {
-        guard let value = Int64(text), value >= 0 else {
-            throw ReceiptRefusal(.malformed, "\(name) must be milliseconds since 1970")
-        }
-        return value
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// A stub receipt: ShopLedger's stand-in for an App Store receipt in development and tests.
@@ -126,11 +125,6 @@ public struct StubReceipt: Sendable, Hashable {
     public func text(signedWith secret: String?) -> String {
         let canonical = canonicalText
         guard let secret else { return canonical }
-        return canonical + "signature: hmac-sha256:\(Self.signature(of: canonical, secret: secret))\n"
-    }
-
-    static func signature(of canonicalText: String, secret: String) -> String {
-        let key = SymmetricKey(data: Array(secret.utf8))
-        return Hex.encode(HMAC<SHA256>.authenticationCode(for: Array(canonicalText.utf8), using: key))
+        return canonical + "signature: hmac-sha256:\(StubText.sign(canonical, secret: secret))\n"
     }
 }

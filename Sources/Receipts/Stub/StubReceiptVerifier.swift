@@ -9,18 +9,7 @@ struct StubReceiptVerifier: Sendable {
     func prove(_ text: String, productId: String?) throws(ReceiptRefusal) -> VerifiedTransaction {
         let (receipt, signature) = try StubReceipt.parse(text, maxBytes: configuration.maxInputBytes)
         let canonical = receipt.canonicalText
-        if let secret = configuration.stubSecret {
-            guard let signature else {
-                throw ReceiptRefusal(
-                    .invalidSignature, "stub receipt is unsigned, but stub receipts must be signed here")
-            }
-            let key = SymmetricKey(data: Array(secret.utf8))
-            guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: Array(canonical.utf8), using: key)
-            else {
-                throw ReceiptRefusal(
-                    .invalidSignature, "stub receipt signature does not verify with the configured secret")
-            }
-        }
+        try StubText.checkSignature(signature, of: canonical, secret: configuration.stubSecret, what: "stub receipt")
         guard receipt.bundleId == configuration.bundleId else {
             throw ReceiptRefusal(.wrongBundleId, "bundle id is \(receipt.bundleId), expected \(configuration.bundleId)")
         }
@@ -44,9 +33,9 @@ struct StubReceiptVerifier: Sendable {
             bundleId: receipt.bundleId,
             productId: entry.productId,
             productType: entry.productType,
-            purchaseDate: Self.date(entry.purchaseDateMs),
-            originalPurchaseDate: Self.date(entry.originalPurchaseDateMs),
-            signedDate: Self.date(receipt.creationDateMs),
+            purchaseDate: StubText.date(entry.purchaseDateMs),
+            originalPurchaseDate: StubText.date(entry.originalPurchaseDateMs),
+            signedDate: StubText.date(receipt.creationDateMs),
             priceMilli: entry.priceMilli,
             currency: entry.currency,
             storefront: nil,
@@ -70,9 +59,5 @@ struct StubReceiptVerifier: Sendable {
             let entry = entries.filter({ $0.productId == productId }).max(by: { $0.purchaseDateMs < $1.purchaseDateMs })
         else { throw ReceiptRefusal(.productNotInReceipt, "stub receipt has no in_app entry for \(productId)") }
         return entry
-    }
-
-    private static func date(_ milliseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 }
