@@ -6,7 +6,8 @@
 public enum LedgerInvariants {
     public static let all: [any ReconciliationCheck] = [
         postingsBalance, journalPerPurchase, entryPostingsMatchPurchase, receivableMatchesPurchases,
-        grantsMatchHistory, liveGrantsBacked, refundEventsApplied, equippedItemsOwned, appendOnlyEnforced,
+        grantsMatchHistory, liveGrantsBacked, refundEventsApplied, notificationsApplied, equippedItemsOwned,
+        appendOnlyEnforced,
     ]
 
     /// SQL naming purchase/entry `x`'s store transaction.
@@ -242,6 +243,24 @@ public enum LedgerInvariants {
             WHERE g.owned IS NOT TRUE
             """)
 
+    public static let notificationsApplied = SQLReconciliationCheck(
+        name: "notifications_applied",
+        summary: "Every stored store notification that carries a refund, refund reversal or family revoke has "
+            + "its refund event, for the same transaction and kind.",
+        examinedWhat: "stored notifications",
+        examinedSQL: "SELECT count(*) FROM store_notifications",
+        failuresSQL: """
+            SELECT 'notification ' || n.notification_uuid,
+                   CASE WHEN e.source_event_id IS NULL THEN n.refund_kind || ' of ' || n.transaction_id || ' not recorded'
+                        ELSE format('recorded as %s of %s, the notification says %s of %s',
+                                    e.kind, e.transaction_id, n.refund_kind, n.transaction_id) END
+            FROM store_notifications n
+            LEFT JOIN refund_events e ON e.source_event_id = n.notification_uuid
+            WHERE n.refund_kind IS NOT NULL
+              AND (e.source_event_id IS NULL OR e.kind <> n.refund_kind OR e.transaction_id <> n.transaction_id
+                   OR e.store <> n.store OR e.environment <> n.environment)
+            """)
+
     public static let appendOnlyEnforced = SQLReconciliationCheck(
         name: "append_only_enforced",
         summary: "Every append-only ledger table has enabled triggers refusing UPDATE, DELETE and TRUNCATE.",
@@ -261,5 +280,6 @@ public enum LedgerInvariants {
     /// The tables that are never updated or deleted from.
     public static let appendOnlyTables = [
         "store_transactions", "purchases", "journal_entries", "postings", "refund_events", "grant_events",
+        "store_notifications",
     ]
 }

@@ -54,12 +54,25 @@ extension LedgerStore {
         return try await classifyExisting(input)
     }
 
-    /// The transaction is already recorded: the same user and evidence make a duplicate, anything
-    /// else a conflict.
+    /// The transaction is already recorded: the same user with the same evidence, or with evidence
+    /// that says the same about the purchase, makes a duplicate; anything else a conflict.
+    ///
+    /// "Says the same": the store re-signs a transaction whenever it is fetched again (a new
+    /// `signedDate`, so other evidence bytes), and a client re-posting it honestly must get its
+    /// purchase back. Every recorded field but the signing time must then match.
     private func classifyExisting(_ input: PurchaseInput) async throws -> PurchaseOutcome {
         let rows = try await client.query(
             """
-            SELECT p.evidence_sha256 = \(input.evidence) AS same_evidence, \(unsafeSQL: Purchase.selectColumns)
+            SELECT p.evidence_sha256 = \(input.evidence)
+                   OR (p.original_transaction_id = \(input.originalTransactionId)::text
+                       AND p.product_id = \(input.productId)::text
+                       AND p.purchased_at = \(input.purchaseDate)::timestamptz
+                       AND p.price_milli IS NOT DISTINCT FROM \(input.priceMilli)::bigint
+                       AND p.currency IS NOT DISTINCT FROM \(input.currency)::text
+                       AND p.storefront IS NOT DISTINCT FROM \(input.storefront)::text
+                       AND p.ownership = \(input.ownership)::text
+                       AND p.app_account_token IS NOT DISTINCT FROM \(input.appAccountToken)::uuid) AS same_evidence,
+                   \(unsafeSQL: Purchase.selectColumns)
             FROM purchases p
             WHERE p.store = \(input.store)::text AND p.environment = \(input.environment)::text
               AND p.transaction_id = \(input.transactionId)::text

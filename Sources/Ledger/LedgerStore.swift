@@ -70,6 +70,31 @@ public struct LedgerStore: Sendable {
 
     // MARK: Reads
 
+    /// The user, what they own and their transaction ids, in one round trip; nil when the uid is not
+    /// registered.
+    public func accountSummary(of uid: String) async throws -> AccountSummary? {
+        try Validation.uid(uid)
+        let rows = try await client.query(
+            """
+            SELECT u.profile, u.equipped_face, u.equipped_background, u.registered_at,
+                   ARRAY(SELECT g.item_index FROM grants g
+                         WHERE g.uid = u.uid AND g.item_kind = 'face' AND g.owned ORDER BY g.item_index),
+                   ARRAY(SELECT g.item_index FROM grants g
+                         WHERE g.uid = u.uid AND g.item_kind = 'background' AND g.owned ORDER BY g.item_index),
+                   ARRAY(SELECT p.transaction_id FROM purchases p WHERE p.uid = u.uid
+                         ORDER BY p.purchased_at, p.transaction_id)
+            FROM users u WHERE u.uid = \(uid)::text
+            """)
+        guard let row = rows.first else { return nil }
+        let (profile, face, background, registeredAt, faces, backgrounds, transactionIds) =
+            try row.decode((String, Int, Int, Date, [Int], [Int], [String]).self)
+        let equipped = EquippedItems(face: face, background: background)
+        return AccountSummary(
+            user: User(uid: uid, profile: UserProfile(storedJSON: profile), equipped: equipped, registeredAt: registeredAt),
+            inventory: Inventory(uid: uid, equipped: equipped, faces: faces, backgrounds: backgrounds),
+            transactionIds: transactionIds)
+    }
+
     /// What the user owns (free items included) and has equipped.
     public func inventory(of uid: String) async throws -> Inventory {
         try Validation.uid(uid)

@@ -44,14 +44,9 @@ public struct RefundEvent: Sendable, Hashable {
     /// The refund event a verified App Store notification carries: `REFUND`, `REFUND_REVERSED` and
     /// `REVOKE` with a transaction; nil for every other notification (nothing for the ledger to do).
     public init?(notification: VerifiedNotification) {
-        let kind: Kind
-        switch notification.notificationType {
-        case .refund: kind = .refund
-        case .refundReversed: kind = .refundReversal
-        case .revoke: kind = .familyRevoke
-        default: return nil
-        }
-        guard let transaction = notification.transaction else { return nil }
+        guard let kind = Kind(notificationType: notification.notificationType),
+            let transaction = notification.transaction
+        else { return nil }
         self.init(
             sourceEventId: notification.notificationUUID, kind: kind, store: transaction.store,
             environment: transaction.environment, transactionId: transaction.transactionId,

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import Receipts
 import Testing
 import TestSupport
 
@@ -13,6 +14,12 @@ struct AppendOnlyTests {
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("t1"), for: "alice")
             _ = try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "t1"))
+            let notification = VerifiedNotification(
+                notificationType: .refund, subtype: nil, notificationUUID: "n1", signedDate: Date(), environment: .production,
+                bundleId: "com.memolease.sesac1", appAppleId: nil, consumptionRequestReason: nil,
+                transaction: makeTransaction("t1"), evidenceSHA256: fakeDigest("n1"))
+            _ = try await ledger.storeNotification(notification, signedPayload: "payload")
+            _ = try await ledger.applyNotification("n1")
             let rowsBefore = try await scalar(db.client, PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"))
             #expect(rowsBefore > 0)
             let column = table == "postings" ? "currency" : "transaction_id"

@@ -227,8 +227,19 @@ struct ModelSequence {
         guard let key = pick(bought) else { return }
         var purchase = model.purchases[key]!
         purchase.evidence = "v2"
-        operations.append("resubmit \(key) with other evidence")
-        try expect(try await ledger.recordPurchase(transaction(for: purchase), for: purchase.uid), .conflict(.differentEvidence), "altered evidence")
+        // Other evidence saying the same (the store re-signed it) is a duplicate; saying something else
+        // about the purchase (another product) is a conflict.
+        if Bool.random(using: &random) {
+            operations.append("resubmit \(key) re-signed")
+            let outcome = try await ledger.recordPurchase(transaction(for: purchase), for: purchase.uid)
+            guard case .duplicate(let stored) = outcome else { throw fail("re-signed outcome \(outcome), expected duplicate") }
+            try expect(stored.state, purchase.state, "re-signed duplicate's state")
+            return
+        }
+        operations.append("resubmit \(key) with other evidence for another product")
+        var altered = transaction(for: purchase)
+        altered.productId = productId(purchase.item.kind == .face ? .background(1) : .face(1))
+        try expect(try await ledger.recordPurchase(altered, for: purchase.uid), .conflict(.differentEvidence), "altered evidence")
     }
 
     mutating func refundEvent() async throws {

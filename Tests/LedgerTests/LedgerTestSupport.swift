@@ -88,15 +88,6 @@ func balances(_ client: PostgresClient, currency: String = "KRW") async throws -
     return result
 }
 
-/// The ledger tables' row counts, to prove that a refused call wrote nothing.
-func ledgerRowCounts(_ client: PostgresClient) async throws -> [String: Int] {
-    var counts: [String: Int] = [:]
-    for table in ["users", "grants"] + LedgerInvariants.appendOnlyTables {
-        counts[table] = try await scalar(client, PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"))
-    }
-    return counts
-}
-
 let testProfile = try! UserProfile(json: #"{"nick":"새싹","gender":1,"email":"a@example.com"}"#)
 
 /// Product ids as the catalog migration seeds them.

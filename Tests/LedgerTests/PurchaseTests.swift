@@ -57,11 +57,31 @@ struct PurchaseTests {
 
             let stolen = try await ledger.recordPurchase(makeTransaction("1002", item: .face(3)), for: "mallory")
             #expect(stolen.conflict == .ownedByAnotherUser)
-            let altered = try await ledger.recordPurchase(makeTransaction("1002", item: .face(3), evidence: "v2"), for: "alice")
+            // Other evidence that says something else about the purchase (here its price).
+            let altered = try await ledger.recordPurchase(
+                makeTransaction("1002", item: .face(3), price: 1, evidence: "v2"), for: "alice")
             #expect(altered.conflict == .differentEvidence)
+            var otherProduct = makeTransaction("1002", item: .face(3), evidence: "v3")
+            otherProduct.productId = productId(.face(4))
+            #expect(try await ledger.recordPurchase(otherProduct, for: "alice").conflict == .differentEvidence)
 
             #expect(try await ledgerRowCounts(db.client) == before)
             #expect(try await ledger.inventory(of: "mallory").faces == [0])
+        }
+    }
+
+    @Test("the store re-signing a transaction (new signedDate, other evidence bytes, same content) is a duplicate")
+    func resignedTransactionIsDuplicate() async throws {
+        try await withLedger { db, ledger in
+            _ = try await ledger.register(uid: "alice", profile: testProfile)
+            let first = try await ledger.recordPurchase(makeTransaction("1004", item: .background(2)), for: "alice")
+            let before = try await ledgerRowCounts(db.client)
+            var resigned = makeTransaction("1004", item: .background(2), evidence: "fetched-again")
+            resigned.signedDate = resigned.signedDate.addingTimeInterval(86_400)
+            let again = try await ledger.recordPurchase(resigned, for: "alice")
+            #expect(again.isDuplicate)
+            #expect(again.purchase == first.purchase)
+            #expect(try await ledgerRowCounts(db.client) == before)
         }
     }
 

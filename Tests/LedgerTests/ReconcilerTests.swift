@@ -39,12 +39,12 @@ struct ReconcilerTests {
             #expect(examined["postings_balance"] == 11)  // 7 purchases + 4 state changes
             #expect(examined["one_purchase_entry_per_purchase"] == 7)
             #expect(examined["receivable_matches_purchases"] == 3)  // production KRW, production USD, sandbox KRW
-            #expect(examined["append_only_enforced"] == 6)
+            #expect(examined["append_only_enforced"] == 7)
             #expect(examined["equipped_items_owned"] == 3)
-            #expect(report.text.hasSuffix("reconcile: all 9 checks passed"))
+            #expect(report.text.hasSuffix("reconcile: all 10 checks passed"))
             let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
             #expect(json?["passed"] as? Bool == true)
-            #expect((json?["checks"] as? [[String: Any]])?.count == 9)
+            #expect((json?["checks"] as? [[String: Any]])?.count == 10)
         }
     }
 
@@ -74,10 +74,11 @@ struct ReconcilerTests {
                 #expect(failures["grants_match_history"] == ["bob face 2"])
                 #expect(failures["live_grants_backed"] == ["alice face 3", "bob face 2"])
                 #expect(failures["refund_events_applied"] == ["app_store/Production/p1"])
+                #expect(failures["notifications_applied"] == ["notification lost-1"])
                 #expect(failures["equipped_items_owned"] == ["kid background 6"])
                 #expect(failures["append_only_enforced"] == ["refund_events", "refund_events"])
                 #expect(report.text.contains("FAIL postings_balance"))
-                #expect(report.text.hasSuffix("reconcile: 9 of 9 checks failed"))
+                #expect(report.text.hasSuffix("reconcile: 10 of 10 checks failed"))
                 let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
                 #expect(json?["passed"] as? Bool == false)
             } catch {
@@ -119,6 +120,13 @@ struct ReconcilerTests {
                 """
                 INSERT INTO refund_events (source_event_id, kind, store, environment, transaction_id, signed_at, evidence_sha256)
                 VALUES ('sneaky', 'refund', 'app_store', 'Production', 'p1', now(), decode(repeat('ab', 32), 'hex'))
+                """)
+            // A stored refund notification that never became a refund event.
+            try await connection.query(
+                """
+                INSERT INTO store_notifications (notification_uuid, store, environment, notification_type, signed_at,
+                    transaction_id, refund_kind, evidence_sha256, signed_payload)
+                VALUES ('lost-1', 'app_store', 'Production', 'REFUND', now(), 'p2', 'refund', decode(repeat('cd', 32), 'hex'), 'x')
                 """)
             // An item equipped without being owned.
             try await connection.query("UPDATE users SET equipped_background = 6 WHERE uid = 'kid'")

@@ -1,0 +1,13 @@
+import Ledger
+import Postgres
+
+/// The row count of every ledger table (users, grants and the append-only ones), to prove that a
+/// refused request or call wrote nothing: compare before and after.
+public func ledgerRowCounts(_ client: PostgresClient) async throws -> [String: Int] {
+    var counts: [String: Int] = [:]
+    for table in ["users", "grants"] + LedgerInvariants.appendOnlyTables {
+        counts[table] = try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)")).single()
+            .decode(Int.self, at: 0)
+    }
+    return counts
+}
