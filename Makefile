@@ -14,9 +14,11 @@ deps:
 build: deps
 	$(SWIFT) build -c release --product shopledger
 
+# Development mode: dev:<uid> tokens and stub receipts are accepted (never in production).
 run: build
 	@echo "ShopLedger: serving on http://$(HOST):$(PORT) (private PostgreSQL under .shopledger/; Ctrl-C stops both)"
-	.build/release/shopledger serve --host $(HOST) --port $(PORT)
+	@echo "ShopLedger: DEVELOPMENT MODE: tokens 'dev:<uid>' and stub receipts are accepted (see README, 'Try it')"
+	.build/release/shopledger serve --host $(HOST) --port $(PORT) --dev-auth --stub-receipts
 
 # The test process starts its own throwaway PostgreSQL cluster (under /tmp) and removes it at exit.
 test: deps

@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // libpq, from Debian's libpq-dev (pkg-config name "libpq").
@@ -83,8 +85,10 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            plugins: ["EmbedOpenAPI"]
         ),
         .executableTarget(
             name: "shopledger",
@@ -96,6 +100,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -103,6 +108,8 @@ let package = Package(
         // depends on the current directory.
         .executableTarget(name: "EmbedSQLTool", path: "Sources/EmbedSQLTool"),
         .plugin(name: "EmbedSQL", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
+        // The same for docs/openapi.yaml into ShopServer, which serves it at /openapi.yaml.
+        .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
 
         // Benchmarks (`make bench`): figures, not pass/fail tests.
         .executableTarget(name: "PostgresBench", dependencies: ["Postgres"], path: "Benchmarks/PostgresBench", swiftSettings: strict),
@@ -122,7 +129,11 @@ let package = Package(
 
         .target(
             name: "TestSupport",
-            dependencies: ["Postgres", "Ledger", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Postgres", "Ledger", "Receipts", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),
@@ -142,6 +153,7 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Yams", package: "Yams"),
         ], swiftSettings: strict),
     ]
 )

@@ -1,7 +1,8 @@
 import Foundation
 
-// Usage: EmbedSQLTool OUTPUT.swift FILE.sql...
-// Writes `let embeddedMigrations: [(name: String, sql: String)]` with each file's exact text.
+// Usage: EmbedSQLTool [--variable NAME] OUTPUT.swift FILE...
+// Writes `let NAME: [(name: String, sql: String)]` (default NAME: embeddedMigrations) with each
+// file's name and exact text.
 
 func swiftLiteral(_ text: String) -> String {
     var literal = "\""
@@ -23,13 +24,18 @@ func swiftLiteral(_ text: String) -> String {
     return literal + "\""
 }
 
-let arguments = CommandLine.arguments.dropFirst()
+var arguments = CommandLine.arguments.dropFirst()
+var variable = "embeddedMigrations"
+if arguments.first == "--variable", arguments.count >= 2 {
+    variable = arguments.dropFirst().first!
+    arguments = arguments.dropFirst(2)
+}
 guard let output = arguments.first else {
-    FileHandle.standardError.write(Data("usage: EmbedSQLTool OUTPUT.swift FILE.sql...\n".utf8))
+    FileHandle.standardError.write(Data("usage: EmbedSQLTool [--variable NAME] OUTPUT.swift FILE...\n".utf8))
     exit(2)
 }
-var source = "// Generated at build time from sql/migrations by the EmbedSQL plugin. Do not edit.\n\n"
-source += "let embeddedMigrations: [(name: String, sql: String)] = [\n"
+var source = "// Generated at build time by the EmbedSQL or EmbedOpenAPI plugin. Do not edit.\n\n"
+source += "let \(variable): [(name: String, sql: String)] = [\n"
 for path in arguments.dropFirst() {
     let url = URL(fileURLWithPath: path)
     guard let text = try? String(contentsOf: url, encoding: .utf8) else {

@@ -2,25 +2,61 @@ import Hummingbird
 import Ledger
 import Logging
 import Postgres
+import Receipts
 
-/// The composition root: builds the HTTP application from its configuration and the database
-/// client. `shopledger serve` and the tests both call it.
+/// The composition root: builds the HTTP application from its configuration and the database client.
+/// `shopledger serve` and the tests both call it.
+///
+/// - Parameters:
+///   - prover: what proves purchases; by default a ``ReceiptVerifier`` built from `configuration.receipts`.
+///   - metrics: the metrics registry `/metrics` serves.
+/// - Throws: ``ConfigurationError`` naming the setting that cannot work.
 public func buildApplication(
     configuration: ServerConfiguration,
     client: PostgresClient,
-    logger: Logger = Logger(label: "shopledger.server")
+    logger: Logger = Logger(label: "shopledger.server"),
+    prover: (any PurchaseProver)? = nil,
+    metrics: ShopMetrics = ShopMetrics()
 ) throws -> some ApplicationProtocol {
     try configuration.validate()
-    let router = Router(context: BasicRequestContext.self)
-    router.addMiddleware {
-        LogRequestsMiddleware(.info)
+    let authenticator: Authenticator
+    do {
+        authenticator = try Authenticator(configuration: configuration.auth)
+    } catch {
+        throw ConfigurationError("auth: \(error.description)")
     }
+    let purchaseProver: any PurchaseProver
+    do {
+        purchaseProver = try prover ?? ReceiptVerifier(configuration: configuration.receipts)
+    } catch {
+        throw ConfigurationError("receipts: \(error)")
+    }
+
+    let ledger = LedgerStore(client: client, logger: logger)
+    let body = RequestBody(limit: configuration.bodyLimit)
+    let desk = PurchaseDesk(prover: purchaseProver, ledger: ledger, metrics: metrics)
+
+    let router = Router(context: BasicRequestContext.self)
+    router.add(middleware: ErrorMiddleware())
     HealthRoutes(client: client).register(on: router)
-    CatalogRoutes(catalog: CatalogStore(client: client)).register(on: router.group("api/v1"))
+    OperationsRoutes(metrics: metrics, client: client).register(on: router)
+    SeSACUserRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: router)
+    SeSACShopRoutes(authenticator: authenticator, ledger: ledger, desk: desk, body: body).register(on: router)
+    let api = router.group("api/v1")
+    CatalogRoutes(catalog: CatalogStore(client: client)).register(on: api)
+    MeRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: api)
+    PurchaseRoutes(authenticator: authenticator, desk: desk, body: body).register(on: api)
+    NotificationRoutes(prover: purchaseProver, ledger: ledger, metrics: metrics, body: body).register(on: api)
+    AdminRoutes(authenticator: authenticator, ledger: ledger, client: client).register(on: api)
+
+    let responder = ShopResponder(
+        inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,
+        metrics: metrics)
+    let sweeper = NotificationSweeper(ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger)
     return Application(
-        router: router,
+        responder: responder,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "shopledger"),
-        services: [client],
+        services: [client, sweeper],
         logger: logger
     )
 }

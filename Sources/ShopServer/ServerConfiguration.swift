@@ -1,17 +1,63 @@
+import Receipts
+
 /// Everything the HTTP service needs to know at start, validated before it starts.
 public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
+    /// Largest request body accepted, in bytes; larger ones get 413.
+    public var bodyLimit: Int
+    /// How long one request may take; slower ones are cancelled (their database work with them) and get
+    /// 503 (500 on the SeSAC surface).
+    public var requestTimeout: Duration
+    /// How long graceful shutdown waits for in-flight requests before cancelling them.
+    public var shutdownGracePeriod: Duration
+    /// Who may sign in: Firebase ID tokens, development tokens, the admin token.
+    public var auth: AuthConfiguration
+    /// What proves a purchase: bundle id, accepted environments, trust roots, stub receipts.
+    public var receipts: VerifierConfiguration
+    /// How often stored notifications whose ledger step did not happen are applied again.
+    public var notificationSweepInterval: Duration
 
-    public init(host: String = "127.0.0.1", port: Int = 8080) {
+    public static let defaultBodyLimit = 64 * 1024
+    public static let defaultBundleId = "com.memolease.sesac1"
+
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        bodyLimit: Int = ServerConfiguration.defaultBodyLimit,
+        requestTimeout: Duration = .seconds(10),
+        shutdownGracePeriod: Duration = .seconds(10),
+        auth: AuthConfiguration = AuthConfiguration(),
+        receipts: VerifierConfiguration = VerifierConfiguration(bundleId: ServerConfiguration.defaultBundleId),
+        notificationSweepInterval: Duration = .seconds(30)
+    ) {
         self.host = host
         self.port = port
+        self.bodyLimit = bodyLimit
+        self.requestTimeout = requestTimeout
+        self.shutdownGracePeriod = shutdownGracePeriod
+        self.auth = auth
+        self.receipts = receipts
+        self.notificationSweepInterval = notificationSweepInterval
     }
 
-    /// Clear errors for settings that cannot work.
+    /// Clear errors for settings that cannot work. (Auth and receipt settings are checked further when
+    /// the application is built from them.)
     public func validate() throws(ConfigurationError) {
         guard !host.isEmpty else { throw ConfigurationError("the listen host is empty") }
         guard (0...65535).contains(port) else { throw ConfigurationError("port \(port) is not between 0 and 65535") }
+        guard (1024...(64 * 1024 * 1024)).contains(bodyLimit) else {
+            throw ConfigurationError("the body limit must be between 1024 bytes and 64 MiB, got \(bodyLimit)")
+        }
+        guard requestTimeout > .zero, requestTimeout <= .seconds(600) else {
+            throw ConfigurationError("the request timeout must be more than 0 and at most 600 seconds")
+        }
+        guard shutdownGracePeriod >= .zero, shutdownGracePeriod <= .seconds(600) else {
+            throw ConfigurationError("the shutdown grace period must be between 0 and 600 seconds")
+        }
+        guard notificationSweepInterval >= .milliseconds(10) else {
+            throw ConfigurationError("the notification sweep interval must be at least 10 ms")
+        }
     }
 }
 

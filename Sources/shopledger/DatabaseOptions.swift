@@ -116,4 +116,10 @@ enum Environment {
     static func int(_ name: String) -> Int? {
         string(name).flatMap { Int($0) }
     }
+
+    /// `1`, `true` or `yes` (any case) turn a switch on.
+    static func flag(_ name: String) -> Bool {
+        guard let value = string(name)?.lowercased() else { return false }
+        return ["1", "true", "yes"].contains(value)
+    }
 }

@@ -1,6 +1,10 @@
 import ArgumentParser
 import Hummingbird
 import Logging
+import ServiceLifecycle
+import UnixSignals
+import Postgres
+import Receipts
 import ShopServer
 
 struct ServeCommand: AsyncParsableCommand {
@@ -8,29 +12,39 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve the shop API (migrating the database first). Stops gracefully on SIGINT/SIGTERM.")
 
-    @Option(help: "Address to listen on. Default: $SHOPLEDGER_HOST or 127.0.0.1")
-    var host: String?
-
-    @Option(help: "Port to listen on. Default: $SHOPLEDGER_PORT or 8080")
-    var port: Int?
+    @OptionGroup var server: ServerOptions
 
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
         let logger = CommandLogging.logger()
-        let configuration = ServerConfiguration(
-            host: host ?? Environment.string("SHOPLEDGER_HOST") ?? "127.0.0.1",
-            port: port ?? Environment.int("SHOPLEDGER_PORT") ?? 8080)
-        do {
-            try configuration.validate()
-        } catch {
-            throw ValidationError(error.description)
+        let configuration = try server.configuration()
+        if configuration.auth.acceptsDevelopmentTokens {
+            logger.warning("development tokens (dev:<uid>) are accepted: never do this in production")
+        }
+        if configuration.receipts.acceptsStubReceipts {
+            logger.warning("stub receipts and stub notifications are accepted: never do this in production")
         }
         // withClient migrates first, and stops the private cluster after the server has shut down.
         try await database.withClient(logger: logger) { client in
-            let app = try buildApplication(configuration: configuration, client: client, logger: logger)
+            let app = try Self.application(configuration, client: client, logger: logger)
             logger.notice("shopledger serving on http://\(configuration.host):\(configuration.port)")
-            try await app.runService()
+            // In-flight requests get the grace period to finish after SIGINT/SIGTERM; then they are cancelled.
+            var groupConfiguration = ServiceGroupConfiguration(
+                services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
+            groupConfiguration.maximumCancellationDuration = .seconds(5)
+            try await ServiceGroup(configuration: groupConfiguration).run()
+        }
+    }
+
+    private static func application(
+        _ configuration: ServerConfiguration, client: PostgresClient, logger: Logger
+    ) throws -> some ApplicationProtocol {
+        do {
+            return try buildApplication(configuration: configuration, client: client, logger: logger)
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
         }
     }
 }

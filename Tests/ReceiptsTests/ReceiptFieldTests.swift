@@ -1,6 +1,7 @@
 import Foundation
 import Receipts
 import Testing
+import TestSupport
 
 @Suite("The SeSAC receipt field")
 struct ReceiptFieldTests {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Receipts
 import Testing
+import TestSupport
 
 @Suite("Root certificates")
 struct RootCertificateTests {

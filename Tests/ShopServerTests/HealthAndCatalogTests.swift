@@ -1,7 +1,10 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Ledger
 import Postgres
+import Receipts
 import ShopServer
 import Testing
 import TestSupport
@@ -29,7 +32,7 @@ struct HealthAndCatalogTests {
     @Test("GET /api/v1/catalog lists the 13 items with their product ids and KRW prices")
     func catalog() async throws {
         try await withTestDatabase { db in
-            let app = try buildApplication(configuration: .init(), client: db.client)
+            let app = try buildApplication(configuration: ServerTest.configuration(), client: db.client, logger: ServerTest.quietLogger)
             try await app.test(.router) { client in
                 try await client.execute(uri: "/api/v1/catalog", method: .get) { response in
                     #expect(response.status == .ok)
@@ -54,7 +57,7 @@ struct HealthAndCatalogTests {
     @Test("/healthz answers; /readyz is 200 with the database up and 503 when it cannot be reached")
     func health() async throws {
         try await withTestDatabase { db in
-            let app = try buildApplication(configuration: .init(), client: db.client)
+            let app = try buildApplication(configuration: ServerTest.configuration(), client: db.client, logger: ServerTest.quietLogger)
             try await app.test(.router) { client in
                 try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
                 try await client.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
@@ -63,7 +66,7 @@ struct HealthAndCatalogTests {
         // A client pointed at a port nothing listens on.
         let port = try TestCluster.freePort()
         let unreachable = PostgresClient(configuration: .init(connection: .init(url: "postgresql://127.0.0.1:\(port)/none?connect_timeout=2"), minimumConnections: 0))
-        let app = try buildApplication(configuration: .init(), client: unreachable)
+        let app = try buildApplication(configuration: ServerTest.configuration(), client: unreachable, logger: ServerTest.quietLogger)
         try await app.test(.router) { client in
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             try await client.execute(uri: "/readyz", method: .get) { response in
@@ -77,5 +80,16 @@ struct HealthAndCatalogTests {
     func configurationValidation() throws {
         #expect(throws: ConfigurationError.self) { try ServerConfiguration(port: 70_000).validate() }
         #expect(throws: ConfigurationError.self) { try ServerConfiguration(host: "").validate() }
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration(bodyLimit: 10).validate() }
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration(requestTimeout: .zero).validate() }
+        let client = PostgresClient(configuration: .init(connection: .init(url: "postgresql:///unused"), minimumConnections: 0))
+        // No way to sign in, a short admin token, a stub secret without stubs...: refused at build time.
+        #expect(throws: ConfigurationError.self) { try buildApplication(configuration: ServerConfiguration(), client: client) }
+        var configuration = ServerTest.configuration()
+        configuration.auth.adminToken = "short"
+        #expect(throws: ConfigurationError.self) { try buildApplication(configuration: configuration, client: client) }
+        configuration = ServerTest.configuration()
+        configuration.receipts.rootCertificates = []
+        #expect(throws: ConfigurationError.self) { try buildApplication(configuration: configuration, client: client) }
     }
 }

@@ -6,25 +6,37 @@ import X509
 
 /// A throwaway certificate authority shaped like Apple's: root → intermediate (WWDR OID) → leaf
 /// (receipt-signing OID), all P-256, built at run time. It signs JWS the way the App Store does.
-struct TestPKI {
-    static let intermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
-    static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
-    static let year: TimeInterval = 365 * 24 * 3600
+public struct TestPKI: Sendable {
+    public static let intermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+    public static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
+    public static let year: TimeInterval = 365 * 24 * 3600
 
-    struct Options {
-        var rootName = "ShopLedger Test Root CA"
-        var intermediateHasAppleOID = true
-        var leafHasAppleOID = true
-        var leafNotBefore = Date().addingTimeInterval(-TestPKI.year)
-        var leafNotAfter = Date().addingTimeInterval(TestPKI.year)
+    public struct Options {
+        public var rootName = "ShopLedger Test Root CA"
+        public var intermediateHasAppleOID = true
+        public var leafHasAppleOID = true
+        public var leafNotBefore = Date().addingTimeInterval(-TestPKI.year)
+        public var leafNotAfter = Date().addingTimeInterval(TestPKI.year)
+
+        public init(
+            rootName: String = "ShopLedger Test Root CA", intermediateHasAppleOID: Bool = true,
+            leafHasAppleOID: Bool = true, leafNotBefore: Date = Date().addingTimeInterval(-TestPKI.year),
+            leafNotAfter: Date = Date().addingTimeInterval(TestPKI.year)
+        ) {
+            self.rootName = rootName
+            self.intermediateHasAppleOID = intermediateHasAppleOID
+            self.leafHasAppleOID = leafHasAppleOID
+            self.leafNotBefore = leafNotBefore
+            self.leafNotAfter = leafNotAfter
+        }
     }
 
-    let root: Certificate
-    let intermediate: Certificate
-    let leaf: Certificate
-    let leafKey: P256.Signing.PrivateKey
+    public let root: Certificate
+    public let intermediate: Certificate
+    public let leaf: Certificate
+    public let leafKey: P256.Signing.PrivateKey
 
-    init(_ options: Options = Options()) throws {
+    public init(_ options: Options = Options()) throws {
         let rootKey = P256.Signing.PrivateKey()
         let intermediateKey = P256.Signing.PrivateKey()
         let leafKey = P256.Signing.PrivateKey()
@@ -71,19 +83,19 @@ struct TestPKI {
         self.leafKey = leafKey
     }
 
-    static func der(_ certificate: Certificate) -> [UInt8] {
+    public static func der(_ certificate: Certificate) -> [UInt8] {
         var serializer = DER.Serializer()
         try! serializer.serialize(certificate)
         return serializer.serializedBytes
     }
 
-    var rootCertificate: RootCertificate { try! RootCertificate(derEncoded: Self.der(root)) }
+    public var rootCertificate: RootCertificate { try! RootCertificate(derEncoded: Self.der(root)) }
 
     /// `x5c` as the App Store sends it: standard base64 DER, leaf first, root last.
-    var x5c: [String] { [leaf, intermediate, root].map { Data(Self.der($0)).base64EncodedString() } }
+    public var x5c: [String] { [leaf, intermediate, root].map { Data(Self.der($0)).base64EncodedString() } }
 
     /// A compact JWS over `payload`, signed by the leaf key (or `signingKey`), with the given header.
-    func sign(
+    public func sign(
         _ payload: [String: Any], header: [String: Any]? = nil, signingKey: P256.Signing.PrivateKey? = nil,
         padded: Bool = false
     ) -> String {
@@ -94,11 +106,11 @@ struct TestPKI {
         return signingInput + "." + Self.base64URL(signature.rawRepresentation, padded: padded)
     }
 
-    static func json(_ object: [String: Any]) -> Data {
+    public static func json(_ object: [String: Any]) -> Data {
         try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     }
 
-    static func base64URL(_ data: some DataProtocol, padded: Bool = false) -> String {
+    public static func base64URL(_ data: some DataProtocol, padded: Bool = false) -> String {
         var text = Data(data).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
         if !padded { text = text.replacingOccurrences(of: "=", with: "") }

@@ -1,5 +1,6 @@
 import Foundation
 import Receipts
+import TestSupport
 
 /// Payloads and configurations shared by the tests.
 enum Fixtures {

@@ -1,0 +1,96 @@
+import HTTPTypes
+import Hummingbird
+import Ledger
+import Logging
+import NIOCore
+import Postgres
+import Receipts
+
+/// The one place where errors become HTTP answers, for both surfaces.
+///
+/// - JSON surface: ``apiError(for:logger:)`` gives `{"error": {"code", "message"}}` with a fitting status.
+/// - SeSAC surface: ``sesacReply(for:logger:)`` gives the status the existing clients read (401 token,
+///   406 unregistered, 501 bad input, 500 anything else) with a small `{"message"}` body.
+///
+/// Errors nobody expected are logged with their details here and answered without them.
+enum ErrorMapping {
+    static func apiError(for error: any Error, logger: Logger) -> APIError {
+        switch error {
+        case let error as APIError:
+            return error
+        case let error as AuthError:
+            return APIError(
+                .unauthorized, code: error.code.rawValue, message: error.message,
+                headers: [.wwwAuthenticate: "Bearer"])
+        case let error as InputError:
+            return APIError(error.status, code: error.code, message: error.message)
+        case let error as LedgerError:
+            switch error.code {
+            case .userNotRegistered:
+                return APIError(
+                    .notFound, code: error.code.rawValue,
+                    message: "\(error.message); register with POST /api/v1/me (or the SeSAC POST /v1/user) first")
+            default:
+                return APIError(.unprocessableContent, code: error.code.rawValue, message: error.message)
+            }
+        case let error as ReceiptRefusal:
+            return APIError(.unprocessableContent, code: error.reason.rawValue, message: error.message)
+        case is RequestTimeoutError, is CancellationError:
+            return APIError(.serviceUnavailable, code: "request_timeout", message: "the request took too long; try again")
+        case let error as PostgresError where error.isUnavailable:
+            logger.warning("database unavailable", metadata: ["error": "\(error)"])
+            return APIError(.serviceUnavailable, code: "database_unavailable", message: "the database is unavailable; try again")
+        case let error as PostgresError where error.code == .queryCancelled:
+            return APIError(.serviceUnavailable, code: "request_timeout", message: "the request took too long; try again")
+        case let error as any HTTPResponseError:
+            return APIError(error.status, code: Self.code(for: error.status), message: Self.message(for: error))
+        default:
+            logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
+            return APIError(.internalServerError, code: "internal_error", message: "the server failed; try again later")
+        }
+    }
+
+    static func sesacReply(for error: any Error, logger: Logger) -> SeSACReply {
+        switch error {
+        case let error as AuthError:
+            return SeSACReply(.unauthorized, "Firebase token error: \(error.code.rawValue)")
+        case let error as LedgerError where error.code == .userNotRegistered:
+            return SeSACReply(.init(code: 406), "unregistered user")
+        case let error as LedgerError:
+            return SeSACReply(.init(code: 501), "client error: \(error.message)")
+        case let error as InputError where error.status == .contentTooLarge:
+            return SeSACReply(.contentTooLarge, error.message)
+        case let error as InputError:
+            return SeSACReply(.init(code: 501), "client error: \(error.message)")
+        case let error as any HTTPResponseError where error.status.code < 500:
+            // The router's 404/405 and the body limit's 413 keep their status.
+            return SeSACReply(error.status, error.status.reasonPhrase.lowercased())
+        default:
+            let api = apiError(for: error, logger: logger)
+            return SeSACReply(.internalServerError, "server error: \(api.code)")
+        }
+    }
+
+    private static func code(for status: HTTPResponse.Status) -> String {
+        switch status {
+        case .contentTooLarge: "body_too_large"
+        case .notFound: "not_found"
+        case .methodNotAllowed: "method_not_allowed"
+        case .badRequest: "bad_request"
+        default: "http_\(status.code)"
+        }
+    }
+
+    private static func message(for error: any HTTPResponseError) -> String {
+        if let error = error as? HTTPError, let message = error.body { return message }
+        if error.status == .contentTooLarge { return "the body is over the server's size limit" }
+        return error.status.reasonPhrase.isEmpty ? "request refused" : error.status.reasonPhrase.lowercased()
+    }
+}
+
+extension PostgresError {
+    /// The database could not be reached or had no connection to spare: worth retrying later.
+    var isUnavailable: Bool {
+        isConnectionError || code == .poolTimeout || code == .poolClosed
+    }
+}

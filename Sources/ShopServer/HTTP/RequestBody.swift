@@ -1,0 +1,80 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Reads request bodies within the configured size limit, as the endpoint's content type.
+struct RequestBody: Sendable {
+    let limit: Int
+
+    /// The body's bytes; over the limit it is a 413.
+    func bytes(of request: Request) async throws -> ByteBuffer {
+        try await request.body.collect(upTo: limit)
+    }
+
+    /// A form body (SeSAC surface). Clients send `application/x-www-form-urlencoded`; a body with no
+    /// content type is read as a form too. Other types are input errors (501 there).
+    func form(of request: Request) async throws -> FormFields {
+        if let type = request.headers[.contentType], Self.mediaType(type) != "application/x-www-form-urlencoded" {
+            throw InputError.unsupportedMediaType("application/x-www-form-urlencoded")
+        }
+        let buffer = try await bytes(of: request)
+        return try FormFields(parsing: buffer.readableBytesView)
+    }
+
+    /// A JSON body's text, unparsed (valid UTF-8; `Content-Type: application/json`, 415 otherwise).
+    func jsonText(of request: Request) async throws -> String {
+        guard let contentType = request.headers[.contentType], Self.mediaType(contentType) == "application/json" else {
+            throw InputError.unsupportedMediaType("application/json")
+        }
+        let buffer = try await bytes(of: request)
+        guard let text = String(validating: buffer.readableBytesView, as: UTF8.self) else {
+            throw InputError("invalid_utf8", "the body is not valid UTF-8")
+        }
+        return text
+    }
+
+    /// A JSON body decoded as `T` (JSON surface). Needs `Content-Type: application/json` (415 otherwise);
+    /// a body that is not valid JSON of that shape is a 400 naming the field.
+    func json<T: Decodable>(_ type: T.Type, of request: Request) async throws -> T {
+        guard let contentType = request.headers[.contentType], Self.mediaType(contentType) == "application/json" else {
+            throw InputError.unsupportedMediaType("application/json")
+        }
+        let buffer = try await bytes(of: request)
+        guard buffer.readableBytes > 0 else { throw InputError("empty_body", "the body is empty; a JSON object is expected") }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+        } catch let error as DecodingError {
+            throw InputError("invalid_json", Self.describe(error))
+        }
+    }
+
+    /// `type/subtype`, lowercased, without parameters such as `charset`.
+    static func mediaType(_ value: String) -> String {
+        value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
+            return keys.isEmpty ? "the body" : keys.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, _): return "the field \(key.stringValue) is required"
+        case .typeMismatch(let type, let context): return "\(path(context)) must be \(Self.name(type))"
+        case .valueNotFound(let type, let context): return "\(path(context)) must be \(Self.name(type)), not null"
+        case .dataCorrupted(let context) where context.codingPath.isEmpty: return "the body is not valid JSON"
+        case .dataCorrupted(let context): return "\(path(context)) is not valid"
+        @unknown default: return "the body does not have the expected shape"
+        }
+    }
+
+    private static func name(_ type: Any.Type) -> String {
+        switch type {
+        case is Int.Type: "an integer"
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        default: "\(type)".lowercased()
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Wraps the router: every request, on both surfaces, passes through here once.
+///
+/// - refuses a declared body over the limit with 413 before reading it;
+/// - gives the request at most `timeout`, then cancels it (its database query with it: a purchase is
+///   one statement, so it is either recorded or not) and answers 503 (SeSAC: 500);
+/// - answers a timeout or an oversized body in its surface's way (``ErrorMapping``; route errors are
+///   answered by ``ErrorMiddleware``): `/v1/...` is the SeSAC surface, everything else the JSON one;
+/// - writes one log line per request (request id, method, path, status, duration), echoes the request
+///   id in `x-request-id`, and records the request in the metrics.
+struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: RequestContext {
+    typealias Context = Inner.Context
+
+    let inner: Inner
+    let bodyLimit: Int
+    let timeout: Duration
+    let metrics: ShopMetrics
+
+    static var requestIdHeader: HTTPField.Name { HTTPField.Name("x-request-id")! }
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let start = ContinuousClock.now
+        let surface = Surface(path: request.uri.path)
+        var response: Response
+        do {
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > bodyLimit {
+                throw InputError("body_too_large", "the body is \(length) bytes, over the \(bodyLimit)-byte limit", status: .contentTooLarge)
+            }
+            response = try await withTimeout { try await inner.respond(to: request, context: context) }
+        } catch {
+            // Route errors were answered by ErrorMiddleware; what reaches here is the timeout or the body limit.
+            response = try surface.response(for: error, request: request, context: context)
+        }
+        let duration = ContinuousClock.now - start
+        response.headers[Self.requestIdHeader] = context.id
+        let route = context.endpointPath ?? "unmatched"
+        metrics.recordRequest(route: route, method: request.method.rawValue, status: response.status.code, duration: duration)
+        context.logger.info(
+            "request",
+            metadata: [
+                "method": .string(request.method.rawValue), "path": .string(request.uri.path),
+                "status": .stringConvertible(response.status.code),
+                "duration_ms": .string(Self.milliseconds(duration)),
+            ])
+        return response
+    }
+
+    /// Runs `work` in a child task and cancels it when `timeout` passes first.
+    private func withTimeout(_ work: @escaping @Sendable () async throws -> Response) async throws -> Response {
+        let timeout = self.timeout
+        return try await withThrowingTaskGroup(of: Response?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let response = first else {
+                throw RequestTimeoutError(timeout: timeout)
+            }
+            return response
+        }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let micros = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        return String(format: "%.3f", Double(micros) / 1000)
+    }
+}
+
+/// Which contract a path belongs to.
+enum Surface {
+    /// `/v1/...`: the SeSAC-compatible surface of the existing iOS clients.
+    case sesac
+    /// Everything else: the JSON surface and operations endpoints.
+    case json
+
+    init(path: String) {
+        self = path.hasPrefix("/v1/") || path == "/v1" ? .sesac : .json
+    }
+
+    func response(for error: any Error, request: Request, context: some RequestContext) throws -> Response {
+        switch self {
+        case .sesac:
+            return try ErrorMapping.sesacReply(for: error, logger: context.logger).response(from: request, context: context)
+        case .json:
+            return try ErrorMapping.apiError(for: error, logger: context.logger).response(from: request, context: context)
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Postgres
+import Prometheus
+
+/// The service's Prometheus metrics, in a registry of its own (no global metrics system), served at
+/// `GET /metrics`:
+///
+/// - `http_requests_total{route,method,status}` and `http_request_duration_seconds{route}` (histogram);
+/// - `shop_purchases_total{outcome}`: recorded, duplicate, conflict;
+/// - `shop_receipt_refusals_total{reason}`: proofs refused, by the prover's reason;
+/// - `shop_notifications_total{type,outcome}`: notifications stored or duplicate, `refused` when unverifiable;
+/// - `shop_db_pool_connections{state}` (open, idle, leased) and `shop_db_pool_waiting`, read at scrape time.
+public final class ShopMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+
+    static let latencyBuckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5),
+        .seconds(5), .seconds(10),
+    ]
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+    }
+
+    func recordRequest(route: String, method: String, status: Int, duration: Duration) {
+        registry.makeCounter(
+            descriptor: Self.requests, labels: [("route", route), ("method", method), ("status", String(status))]
+        ).increment()
+        registry.makeDurationHistogram(descriptor: Self.requestDuration, labels: [("route", route)], buckets: Self.latencyBuckets)
+            .record(duration)
+    }
+
+    func recordPurchase(_ outcome: String) {
+        registry.makeCounter(descriptor: Self.purchases, labels: [("outcome", outcome)]).increment()
+    }
+
+    func recordRefusal(_ reason: String) {
+        registry.makeCounter(descriptor: Self.refusals, labels: [("reason", reason)]).increment()
+    }
+
+    func recordNotification(type: String, outcome: String) {
+        registry.makeCounter(descriptor: Self.notifications, labels: [("type", type), ("outcome", outcome)]).increment()
+    }
+
+    /// The exposition text, with the pool gauges read now.
+    func exposition(pool: PostgresClient.Statistics) -> [UInt8] {
+        for (state, value) in [("open", pool.open), ("idle", pool.idle), ("leased", pool.leased)] {
+            registry.makeGauge(descriptor: Self.poolConnections, labels: [("state", state)]).set(to: Double(value))
+        }
+        registry.makeGauge(descriptor: Self.poolWaiting).set(to: Double(pool.waiting))
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(16 * 1024)
+        registry.emit(into: &buffer)
+        return buffer
+    }
+
+    private static var requests: MetricNameDescriptor { MetricNameDescriptor(
+        metricName: "http_requests", unitName: "total", helpText: "HTTP requests by route template, method and status.") }
+    private static var requestDuration: MetricNameDescriptor { MetricNameDescriptor(
+        metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route template.") }
+    private static var purchases: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "shop", metricName: "purchases", unitName: "total",
+        helpText: "Purchase recordings by outcome: recorded, duplicate, conflict.") }
+    private static var refusals: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "shop", metricName: "receipt_refusals", unitName: "total",
+        helpText: "Purchase proofs refused, by the prover's reason.") }
+    private static var notifications: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "shop", metricName: "notifications", unitName: "total",
+        helpText: "Store notifications by type and outcome: stored, duplicate, refused.") }
+    private static var poolConnections: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "shop", subsystem: "db_pool", metricName: "connections", unitName: "",
+        helpText: "Database pool connections by state.") }
+    private static var poolWaiting: MetricNameDescriptor { MetricNameDescriptor(
+        namespace: "shop", subsystem: "db_pool", metricName: "waiting", unitName: "",
+        helpText: "Requests waiting for a database connection.") }
+}

@@ -1,0 +1,51 @@
+import Ledger
+import Logging
+import Receipts
+
+/// Where a purchase is proven and recorded, for both surfaces: the prover checks the proof (no I/O),
+/// then the ledger records the verified transaction for the user in one statement. Counts every
+/// outcome and refusal in the metrics.
+struct PurchaseDesk: Sendable {
+    /// What a client sends as proof of a purchase.
+    enum Proof: Sendable {
+        /// A StoreKit 2 signed transaction (JWS).
+        case signedTransaction(String)
+        /// What the SeSAC `receipt` field holds (a stub receipt, a JWS, or a classic app receipt), and the
+        /// product the client says it bought.
+        case receipt(String, productId: String?)
+    }
+
+    let prover: any PurchaseProver
+    let ledger: LedgerStore
+    let metrics: ShopMetrics
+
+    /// Proves `proof` and records the purchase for `uid`.
+    ///
+    /// - Throws: `ReceiptRefusal` when the proof is refused, `LedgerError` when the ledger refuses the
+    ///   transaction (unregistered user, product not in the catalog), both with nothing written; or
+    ///   `PostgresError`.
+    func purchase(_ proof: Proof, for uid: String) async throws -> PurchaseOutcome {
+        let transaction: VerifiedTransaction
+        do throws(ReceiptRefusal) {
+            switch proof {
+            case .signedTransaction(let jws): transaction = try await prover.verifyTransaction(jws)
+            case .receipt(let receipt, let productId): transaction = try await prover.prove(receipt: receipt, productId: productId)
+            }
+        } catch {
+            metrics.recordRefusal(error.reason.rawValue)
+            throw error
+        }
+        do {
+            let outcome = try await ledger.recordPurchase(transaction, for: uid)
+            switch outcome {
+            case .recorded: metrics.recordPurchase("recorded")
+            case .duplicate: metrics.recordPurchase("duplicate")
+            case .conflict: metrics.recordPurchase("conflict")
+            }
+            return outcome
+        } catch let error as LedgerError where error.code == .unknownProduct {
+            metrics.recordRefusal(error.code.rawValue)
+            throw error
+        }
+    }
+}

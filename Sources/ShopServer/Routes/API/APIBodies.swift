@@ -1,0 +1,125 @@
+import Foundation
+import Hummingbird
+import Ledger
+import Receipts
+
+/// Wire types of the JSON surface: the ledger's domain types mapped to what `docs/openapi.yaml` describes.
+enum APIBodies {
+    /// `GET /api/v1/me`: `{"uid", "equipped": {face, background}, "owned": {"faces", "backgrounds"}}`.
+    struct Me: ResponseEncodable, Sendable {
+        struct Owned: Encodable, Sendable {
+            let faces: [Int]
+            let backgrounds: [Int]
+        }
+        let uid: String
+        let equipped: EquippedItems
+        let owned: Owned
+
+        init(_ inventory: Inventory) {
+            uid = inventory.uid
+            equipped = inventory.equipped
+            owned = Owned(faces: inventory.faces, backgrounds: inventory.backgrounds)
+        }
+    }
+
+    /// A recorded purchase.
+    struct PurchaseBody: Encodable, Sendable {
+        struct Item: Encodable, Sendable {
+            let kind: String
+            let index: Int
+        }
+        let transactionId: String
+        let originalTransactionId: String
+        let store: String
+        let environment: String
+        let productId: String
+        let item: Item
+        let purchaseDate: String
+        let price: Money?
+        let storefront: String?
+        let ownershipType: String
+        let state: String
+        let recordedAt: String
+
+        init(_ purchase: Purchase) {
+            transactionId = purchase.transactionId
+            originalTransactionId = purchase.originalTransactionId
+            store = purchase.store.rawValue
+            environment = purchase.environment.rawValue
+            productId = purchase.productId
+            item = Item(kind: purchase.item.kind.rawValue, index: purchase.item.index)
+            purchaseDate = UserDocument.timestamp(purchase.purchaseDate)
+            price = purchase.price
+            storefront = purchase.storefront
+            ownershipType = purchase.ownershipType.rawValue
+            state = purchase.state.rawValue
+            recordedAt = UserDocument.timestamp(purchase.recordedAt)
+        }
+
+        // Optional fields are written as null rather than left out: clients see every key.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(transactionId, forKey: .transactionId)
+            try container.encode(originalTransactionId, forKey: .originalTransactionId)
+            try container.encode(store, forKey: .store)
+            try container.encode(environment, forKey: .environment)
+            try container.encode(productId, forKey: .productId)
+            try container.encode(item, forKey: .item)
+            try container.encode(purchaseDate, forKey: .purchaseDate)
+            try container.encode(price, forKey: .price)
+            try container.encode(storefront, forKey: .storefront)
+            try container.encode(ownershipType, forKey: .ownershipType)
+            try container.encode(state, forKey: .state)
+            try container.encode(recordedAt, forKey: .recordedAt)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case transactionId, originalTransactionId, store, environment, productId, item, purchaseDate, price,
+                storefront, ownershipType, state, recordedAt
+        }
+    }
+
+    /// `POST /api/v1/purchases` 200: `{"purchase": {...}, "duplicate": bool}`.
+    struct PurchaseResult: ResponseEncodable, Sendable {
+        let purchase: PurchaseBody
+        let duplicate: Bool
+    }
+
+    /// `POST /api/v1/purchases` body: `{"signedTransaction"}` or `{"receipt", "productId"}`.
+    struct PurchaseRequest: Decodable, Sendable {
+        let signedTransaction: String?
+        let receipt: String?
+        let productId: String?
+    }
+
+    /// `PUT /api/v1/me/equipped` body and answer.
+    struct Equipped: Codable, ResponseEncodable, Sendable {
+        let face: Int
+        let background: Int
+    }
+
+    /// `POST /api/v1/notifications/app-store` body.
+    struct NotificationRequest: Decodable, Sendable {
+        let signedPayload: String
+    }
+
+    /// `POST /api/v1/notifications/app-store` 200.
+    struct NotificationResult: ResponseEncodable, Sendable {
+        let notificationUUID: String
+        let notificationType: String
+        /// `stored` or `duplicate`.
+        let storage: String
+        /// What the ledger did: `applied`, `parked` (purchase not recorded yet), `pending` (the sweeper will
+        /// retry), or `none` (nothing to do).
+        let ledger: String
+    }
+
+    /// `GET /api/v1/admin/users/{uid}`.
+    struct AdminUser: ResponseEncodable, Sendable {
+        let uid: String
+        let registeredAt: String
+        let equipped: EquippedItems
+        let owned: Me.Owned
+        let purchases: [PurchaseBody]
+    }
+}

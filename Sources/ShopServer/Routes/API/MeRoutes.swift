@@ -1,0 +1,51 @@
+import Hummingbird
+import Ledger
+
+/// `POST /api/v1/me` (register), `GET /api/v1/me` (what I own and show) and `PUT /api/v1/me/equipped`.
+/// Auth: `Authorization: Bearer <Firebase ID token>`.
+struct MeRoutes {
+    let authenticator: Authenticator
+    let ledger: LedgerStore
+    let body: RequestBody
+
+    func register(on group: RouterGroup<some RequestContext>) {
+        group.post("me") { request, _ in try await signUp(request) }
+        group.get("me") { request, _ in try await me(request) }
+        group.put("me/equipped") { request, _ in try await equip(request) }
+    }
+
+    /// Registers the caller (idempotent). An optional JSON object body is kept as the profile.
+    /// 201 registered now, 200 already registered; both answer the `me` document.
+    func signUp(_ request: Request) async throws -> EditedResponse<APIBodies.Me> {
+        let uid = try authenticator.uid(fromBearerHeaders: request.headers)
+        var profile = try UserProfile(json: "{}")
+        if request.headers[.contentLength].map({ $0 != "0" }) ?? false || request.headers[.transferEncoding] != nil {
+            do {
+                profile = try UserProfile(json: try await body.jsonText(of: request))
+            } catch let error as LedgerError {
+                throw InputError("invalid_json", error.message)
+            }
+        }
+        let outcome = try await ledger.register(uid: uid, profile: profile)
+        return EditedResponse(
+            status: outcome == .registered ? .created : .ok, response: APIBodies.Me(try await ledger.inventory(of: uid)))
+    }
+
+    func me(_ request: Request) async throws -> APIBodies.Me {
+        let uid = try authenticator.uid(fromBearerHeaders: request.headers)
+        return APIBodies.Me(try await ledger.inventory(of: uid))
+    }
+
+    /// 200 equipped; 409 `item_not_owned`; 422 `no_such_item`.
+    func equip(_ request: Request) async throws -> APIBodies.Equipped {
+        let uid = try authenticator.uid(fromBearerHeaders: request.headers)
+        let wanted = try await body.json(APIBodies.Equipped.self, of: request)
+        switch try await ledger.equip(face: wanted.face, background: wanted.background, for: uid) {
+        case .equipped(let items): return APIBodies.Equipped(face: items.face, background: items.background)
+        case .notOwned(let items):
+            throw APIError(
+                .conflict, code: "item_not_owned",
+                message: "not owned: " + items.map(\.description).joined(separator: " and "))
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Hummingbird
+import Ledger
+import Logging
+import Receipts
+
+/// `POST /api/v1/notifications/app-store`: App Store Server Notifications V2 (`{"signedPayload"}`); no user
+/// auth, the signature is the proof.
+///
+/// Verify, store as received (deduplicated on `notificationUUID`), then apply its refund, reversal or
+/// family revoke to the ledger. 200 once stored (duplicates too); 400 unverifiable; 5xx only when it
+/// could not be stored, so Apple retries. When the ledger step fails after storing, the answer is still
+/// 200 and ``NotificationSweeper`` applies it later.
+struct NotificationRoutes {
+    let prover: any PurchaseProver
+    let ledger: LedgerStore
+    let metrics: ShopMetrics
+    let body: RequestBody
+
+    func register(on group: RouterGroup<some RequestContext>) {
+        group.post("notifications/app-store") { request, context in try await receive(request, logger: context.logger) }
+    }
+
+    func receive(_ request: Request, logger: Logger) async throws -> APIBodies.NotificationResult {
+        let input = try await body.json(APIBodies.NotificationRequest.self, of: request)
+        let notification: VerifiedNotification
+        do throws(ReceiptRefusal) {
+            notification = try await prover.verifyNotification(input.signedPayload)
+        } catch {
+            metrics.recordNotification(type: "unknown", outcome: "refused")
+            throw APIError(.badRequest, code: error.reason.rawValue, message: error.message)
+        }
+        let type = notification.notificationType.rawValue
+        let storage: NotificationStorage
+        do {
+            storage = try await ledger.storeNotification(notification, signedPayload: input.signedPayload)
+        } catch let error as LedgerError {
+            metrics.recordNotification(type: type, outcome: "refused")
+            throw APIError(.badRequest, code: error.code.rawValue, message: error.message)
+        }
+        metrics.recordNotification(type: type, outcome: storage.rawValue)
+
+        let ledgerStep: String
+        do {
+            switch try await ledger.applyNotification(notification.notificationUUID) {
+            case nil: ledgerStep = "none"
+            case .parked?: ledgerStep = "parked"
+            case .applied?, .duplicate?: ledgerStep = "applied"
+            case .conflict?: ledgerStep = "conflict"
+            }
+        } catch {
+            // Stored: Apple must not retry. The sweeper applies it once the ledger can.
+            logger.warning(
+                "notification stored but not applied yet",
+                metadata: ["notification": "\(notification.notificationUUID)", "error": "\(error)"])
+            ledgerStep = "pending"
+        }
+        return .init(
+            notificationUUID: notification.notificationUUID, notificationType: type, storage: storage.rawValue,
+            ledger: ledgerStep)
+    }
+}

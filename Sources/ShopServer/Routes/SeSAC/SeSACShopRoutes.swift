@@ -1,0 +1,55 @@
+import HTTPTypes
+import Hummingbird
+import Ledger
+import Receipts
+
+/// The SeSAC-compatible shop endpoints: equip (`POST /v1/user/shop/item`) and report an App Store purchase
+/// (`POST /v1/user/shop/ios`). Form bodies, `idtoken` auth; the status is the contract.
+struct SeSACShopRoutes {
+    let authenticator: Authenticator
+    let ledger: LedgerStore
+    let desk: PurchaseDesk
+    let body: RequestBody
+
+    func register(on router: Router<some RequestContext>) {
+        router.post("v1/user/shop/item") { request, _ in try await equip(request) }
+        router.post("v1/user/shop/ios") { request, _ in try await purchase(request) }
+    }
+
+    /// `sesac=<int>&background=<int>`: 200 equipped; 201 an item is not owned; 501 not an integer or no
+    /// such item; 406 not signed up.
+    func equip(_ request: Request) async throws -> SeSACReply {
+        let uid = try authenticator.uid(fromSeSACHeaders: request.headers)
+        let form = try await body.form(of: request)
+        let face = try form.requiredInteger("sesac")
+        let background = try form.requiredInteger("background")
+        switch try await ledger.equip(face: face, background: background, for: uid) {
+        case .equipped: return SeSACReply(.ok, "saved")
+        case .notOwned(let items):
+            return SeSACReply(.created, "not owned: " + items.map(\.description).joined(separator: ", "))
+        }
+    }
+
+    /// `receipt=<JWS, stub or app receipt>&product=<product id>`: 200 verified and granted (also when posted
+    /// again by the same user); 201 receipt validation failed (refused proof, product not in the receipt,
+    /// unknown product, a transaction of another user); 501 a missing field; 406 not signed up.
+    func purchase(_ request: Request) async throws -> SeSACReply {
+        let uid = try authenticator.uid(fromSeSACHeaders: request.headers)
+        let form = try await body.form(of: request)
+        let receipt = try form.required("receipt")
+        let product = try form.required("product")
+        let outcome: PurchaseOutcome
+        do {
+            outcome = try await desk.purchase(.receipt(receipt, productId: product), for: uid)
+        } catch let refusal as ReceiptRefusal {
+            return SeSACReply(.created, "receipt validation failed: \(refusal.reason.rawValue)")
+        } catch let error as LedgerError where error.code != .userNotRegistered {
+            return SeSACReply(.created, "receipt validation failed: \(error.code.rawValue)")
+        }
+        switch outcome {
+        case .recorded: return SeSACReply(.ok, "purchase recorded")
+        case .duplicate: return SeSACReply(.ok, "purchase already recorded")
+        case .conflict(let reason): return SeSACReply(.created, "receipt validation failed: \(reason.rawValue)")
+        }
+    }
+}

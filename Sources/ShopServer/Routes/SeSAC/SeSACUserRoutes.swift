@@ -1,0 +1,41 @@
+import HTTPTypes
+import Hummingbird
+import Ledger
+
+/// The SeSAC-compatible user endpoints: sign-up (`POST /v1/user`), login (`GET /v1/user`) and the shop's
+/// view of the user (`GET /v1/user/shop/myinfo`). Auth is the `idtoken` header; the status is the contract.
+struct SeSACUserRoutes {
+    let authenticator: Authenticator
+    let ledger: LedgerStore
+    let body: RequestBody
+
+    func register(on router: Router<some RequestContext>) {
+        router.post("v1/user") { request, _ in try await signUp(request) }
+        router.get("v1/user") { request, _ in try await userDocument(request) }
+        router.get("v1/user/shop/myinfo") { request, _ in try await userDocument(request) }
+    }
+
+    /// 200 registered, 201 already registered, 202 unusable nickname; 501 a missing or invalid field.
+    func signUp(_ request: Request) async throws -> SeSACReply {
+        let uid = try authenticator.uid(fromSeSACHeaders: request.headers)
+        let form = try SignUpForm(try await body.form(of: request))
+        guard form.hasUsableNick else {
+            return SeSACReply(.init(code: 202), "the nickname must be 1–\(SignUpForm.nickLength.upperBound) characters")
+        }
+        switch try await ledger.register(uid: uid, profile: try UserProfile(encoding: form)) {
+        case .registered: return SeSACReply(.ok, "registered")
+        case .alreadyRegistered: return SeSACReply(.created, "already registered")
+        }
+    }
+
+    /// 200 with the user document; 406 when the user has not signed up.
+    func userDocument(_ request: Request) async throws -> UserDocument {
+        let uid = try authenticator.uid(fromSeSACHeaders: request.headers)
+        guard let summary = try await ledger.accountSummary(of: uid) else {
+            throw LedgerError(.userNotRegistered, "user \(uid) is not registered")
+        }
+        return UserDocument(summary)
+    }
+}
+
+extension UserDocument: ResponseEncodable {}

@@ -1,0 +1,37 @@
+import Ledger
+import Logging
+import ServiceLifecycle
+
+/// Applies stored notifications whose ledger step did not happen (the process died, or the database
+/// failed, between storing and applying): at start, then every `interval`, until graceful shutdown.
+struct NotificationSweeper: Service {
+    let ledger: LedgerStore
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                await sweep()
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// Applies what is pending now; returns how many notifications it applied.
+    @discardableResult
+    func sweep() async -> Int {
+        var applied = 0
+        do {
+            for uuid in try await ledger.unappliedNotifications(limit: 500) {
+                guard !Task.isCancelled else { break }
+                _ = try await ledger.applyNotification(uuid)
+                applied += 1
+            }
+        } catch {
+            logger.warning("could not apply stored notifications; will try again", metadata: ["error": "\(error)"])
+        }
+        if applied > 0 { logger.notice("applied stored notifications", metadata: ["count": "\(applied)"]) }
+        return applied
+    }
+}
