@@ -21,6 +21,7 @@ struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: R
     let metrics: ShopMetrics
 
     static var requestIdHeader: HTTPField.Name { HTTPField.Name("x-request-id")! }
+    static var knownMethods: Set<HTTPRequest.Method> { [.get, .head, .post, .put, .delete, .patch, .options] }
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
@@ -38,7 +39,9 @@ struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: R
         let duration = ContinuousClock.now - start
         response.headers[Self.requestIdHeader] = context.id
         let route = context.endpointPath ?? "unmatched"
-        metrics.recordRequest(route: route, method: request.method.rawValue, status: response.status.code, duration: duration)
+        // Labels stay bounded whatever clients send: route templates, known methods, status codes.
+        let method = Self.knownMethods.contains(request.method) ? request.method.rawValue : "other"
+        metrics.recordRequest(route: route, method: method, status: response.status.code, duration: duration)
         context.logger.info(
             "request",
             metadata: [
