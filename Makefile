@@ -25,14 +25,10 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-# Figures, not pass/fail: release build, each benchmark starts (and stops) its own PostgreSQL.
+# Figures, not pass/fail: release builds; each benchmark starts (and stops) its own PostgreSQL, LoadBench
+# also the release server. Prints the figures and writes docs/performance.md.
 bench: deps
-	$(SWIFT) build -c release --product PostgresBench
-	$(SWIFT) build -c release --product LedgerBench
-	$(SWIFT) build -c release --product ReceiptsBench
-	.build/release/PostgresBench 5
-	.build/release/LedgerBench
-	taskset -c 0 .build/release/ReceiptsBench 20000
+	SWIFT=$(SWIFT) ./scripts/bench.sh
 
 clean:
 	rm -rf .build .shopledger

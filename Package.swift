@@ -127,6 +127,15 @@ let package = Package(
             ],
             path: "Benchmarks/ReceiptsBench", swiftSettings: strict),
 
+        .executableTarget(
+            name: "LoadBench",
+            dependencies: [
+                "TestSupport", "Postgres",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/LoadBench", swiftSettings: strict),
+
         .target(
             name: "TestSupport",
             dependencies: [

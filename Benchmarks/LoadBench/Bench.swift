@@ -1,0 +1,183 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import TestSupport
+
+/// `make bench`'s end-to-end figures: the release `shopledger serve` on a durable private PostgreSQL
+/// (fsync on, synchronous_commit on), driven over loopback by a closed-loop NIO load generator with C
+/// keep-alive connections for T seconds per workload:
+///
+/// - `POST /api/v1/purchases`, new StoreKit 2 signed transactions (signed beforehand by a benchmark
+///   certificate chain the server is configured to trust: every request is a full verification);
+/// - `POST /v1/user/shop/ios`, the same through the SeSAC form surface;
+/// - duplicate re-posts of already recorded transactions;
+/// - `GET /v1/user/shop/myinfo`.
+///
+/// Usage: LoadBench [--seconds T] [--connections C] [--server PATH] [--pool-size N] [--log-level L]
+@main
+struct LoadBench {
+    static func main() async throws {
+        let options = try Options(CommandLine.arguments.dropFirst())
+        let pki = try TestPKI()
+        let folder = "/tmp/shopledger-load-bench-\(ProcessInfo.processInfo.processIdentifier)"
+        print("LoadBench: starting PostgreSQL and \(options.server) (pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))")
+        let server = try await BenchServer.start(
+            binary: options.server, folder: folder, rootCertificate: TestPKI.der(pki.root), poolSize: options.poolSize,
+            logLevel: options.logLevel)
+        do {
+            let results = try await Workloads(pki: pki, port: server.port, options: options).runAll()
+            try await server.stop()
+            try? FileManager.default.removeItem(atPath: folder)
+            LoadReport(results: results, options: options).print()
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+    }
+}
+
+struct Options {
+    var seconds = 10.0
+    var connections = 32
+    var server: String
+    var poolSize = 16
+    var logLevel = "info"
+    var users = 1000
+
+    init(_ arguments: ArraySlice<String>) throws {
+        server = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("shopledger").path
+        var arguments = arguments
+        while let flag = arguments.popFirst() {
+            guard let value = arguments.popFirst() else { throw BenchError("\(flag) needs a value") }
+            switch flag {
+            case "--seconds": seconds = Double(value) ?? seconds
+            case "--connections": connections = Int(value) ?? connections
+            case "--server": server = value
+            case "--pool-size": poolSize = Int(value) ?? poolSize
+            case "--log-level": logLevel = value
+            default: throw BenchError("unknown option \(flag)")
+            }
+        }
+    }
+
+    var duration: Duration { .milliseconds(Int64(seconds * 1000)) }
+}
+
+/// The four workloads, their requests prepared before the clock starts.
+struct Workloads {
+    let pki: TestPKI
+    let port: Int
+    let options: Options
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    static let products = (1...4).map { "com.memolease.sesac1.sprout\($0)" } + (1...7).map { "com.memolease.sesac1.background\($0)" }
+
+    func runAll() async throws -> [LoadResult] {
+        let users = options.users
+        // Users (through the JSON surface; each request registers one).
+        let registered = try await HTTPLoad.run(
+            label: "register", host: "127.0.0.1", port: port, connections: 8, duration: .seconds(120), group: group,
+            expect: { $0 == 201 || $0 == 200 }
+        ) { index in
+            index < users ? Self.request(.POST, "/api/v1/me", token: "dev:u\(index)", json: nil) : nil
+        }
+        guard registered.completed == users else { throw BenchError("registered \(registered.completed) of \(users) users: \(registered.statuses)") }
+
+        // Enough signed transactions for twice the target rate, signed now (not on the clock).
+        let perRun = max(20_000, Int(options.seconds * 6_000))
+        print("LoadBench: signing \(2 * perRun) transactions")
+        let jsonBodies = signedTransactions(count: perRun, offset: 1_000_000_000)
+        let formBodies = signedTransactions(count: perRun, offset: 2_000_000_000)
+        let jsonRequests = jsonBodies.enumerated().map { index, jws in
+            Self.request(.POST, "/api/v1/purchases", token: "dev:u\(index % users)", json: ["signedTransaction": jws])
+        }
+        let formRequests = formBodies.enumerated().map { index, jws in
+            Self.formRequest("/v1/user/shop/ios", token: "dev:u\(index % users)", fields: [("receipt", jws), ("product", Self.product(index))])
+        }
+        let myinfo = (0..<users).map { Self.request(.GET, "/v1/user/shop/myinfo", token: "dev:u\($0)", sesac: true) }
+
+        var results: [LoadResult] = []
+        func run(_ label: String, _ requests: [LoadRequest], cycle: Bool, expect: @escaping @Sendable (UInt) -> Bool = { $0 == 200 }) async throws {
+            print("LoadBench: \(label), \(options.connections) connections, \(options.seconds) s")
+            let count = requests.count
+            let result = try await HTTPLoad.run(
+                label: label, host: "127.0.0.1", port: port, connections: options.connections, duration: options.duration,
+                group: group, expect: expect
+            ) { index in cycle ? requests[index % count] : (index < count ? requests[index] : nil) }
+            results.append(result)
+        }
+        try await run("POST /api/v1/purchases (new JWS)", jsonRequests, cycle: false)
+        let jsonDone = results.last!.completed + results.last!.errors
+        try await run("POST /v1/user/shop/ios (new JWS)", formRequests, cycle: false)
+        // Duplicates: the transactions the first run recorded, posted again by their owners.
+        try await run("POST /api/v1/purchases (duplicate)", Array(jsonRequests.prefix(max(1, jsonDone))), cycle: true)
+        try await run("GET /v1/user/shop/myinfo", myinfo, cycle: true)
+        return results
+    }
+
+    static func product(_ index: Int) -> String { products[index % products.count] }
+
+    func signedTransactions(count: Int, offset: Int) -> [String] {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        return (0..<count).map { index in
+            let id = String(offset + index)
+            return pki.sign([
+                "transactionId": id, "originalTransactionId": id, "bundleId": "com.memolease.sesac1",
+                "productId": Self.product(index), "type": "Non-Consumable", "purchaseDate": now - 1000,
+                "originalPurchaseDate": now - 1000, "signedDate": now, "environment": "Production", "price": 2_500_000,
+                "currency": "KRW", "storefront": "KOR", "inAppOwnershipType": "PURCHASED",
+            ])
+        }
+    }
+
+    static func request(_ method: HTTPMethod, _ uri: String, token: String, json: [String: String]? = nil, sesac: Bool = false) -> LoadRequest {
+        var headers = HTTPHeaders([("host", "bench")])
+        headers.add(name: sesac ? "idtoken" : "authorization", value: sesac ? token : "Bearer \(token)")
+        var body: ByteBuffer?
+        if let json {
+            let data = try! JSONSerialization.data(withJSONObject: json)
+            body = ByteBuffer(bytes: data)
+            headers.add(name: "content-type", value: "application/json")
+        }
+        headers.add(name: "content-length", value: String(body?.readableBytes ?? 0))
+        return LoadRequest(head: HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers), body: body)
+    }
+
+    static func formRequest(_ uri: String, token: String, fields: [(String, String)]) -> LoadRequest {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let text = fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&")
+        let headers = HTTPHeaders([
+            ("host", "bench"), ("idtoken", token), ("content-type", "application/x-www-form-urlencoded"),
+            ("content-length", String(text.utf8.count)),
+        ])
+        return LoadRequest(head: HTTPRequestHead(version: .http1_1, method: .POST, uri: uri, headers: headers), body: ByteBuffer(string: text))
+    }
+}
+
+/// The summary table.
+struct LoadReport {
+    let results: [LoadResult]
+    let options: Options
+
+    var markdown: String {
+        var lines = [
+            "| workload | connections | requests/s | p50 ms | p90 ms | p99 ms | max ms | errors |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for result in results {
+            let statuses = result.statuses.filter { $0.key != 200 }.map { "\($0.key)×\($0.value)" }.sorted().joined(separator: " ")
+            lines.append(
+                "| \(result.label) | \(result.connections) | \(Int(result.requestsPerSecond.rounded())) | "
+                    + [0.5, 0.9, 0.99, 1.0].map { String(format: "%.1f", result.percentile($0)) }.joined(separator: " | ")
+                    + " | \(result.errors)\(statuses.isEmpty ? "" : " (\(statuses))") |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    func print() {
+        Swift.print("\nLoadBench (\(options.seconds) s per workload, server pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))")
+        Swift.print(markdown)
+    }
+}

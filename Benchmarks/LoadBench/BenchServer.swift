@@ -1,0 +1,95 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Postgres
+
+/// The service under load: a durable private PostgreSQL and the release `shopledger serve` process on
+/// it, configured as in production except that it trusts the benchmark's own certificate chain and
+/// accepts development tokens (so the load needs no Firebase).
+struct BenchServer {
+    let cluster: LocalPostgres
+    let databaseURL: String
+    let port: Int
+    let process: Process
+    let folder: String
+
+    static func start(binary: String, folder: String, rootCertificate: [UInt8], poolSize: Int, logLevel: String) async throws -> BenchServer {
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let cluster = try LocalPostgres(options: .init(dataDirectory: folder + "/data", port: try freePort(), durable: true))
+        let running = try await cluster.start()
+        let admin = PostgresClient(configuration: .init(connection: .init(url: running.url(database: "postgres")), minimumConnections: 0, maximumConnections: 1))
+        try await admin.query("CREATE DATABASE bench")
+        await admin.shutdown()
+        let databaseURL = running.url(database: "bench")
+
+        let rootFile = folder + "/bench-root.der"
+        _ = FileManager.default.createFile(atPath: rootFile, contents: Data(rootCertificate))
+        let port = try freePort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "serve", "--port", String(port), "--database-url", databaseURL, "--root-cert", rootFile, "--dev-auth",
+            "--stub-receipts", "--pool-size", String(poolSize),
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["LOG_LEVEL"] = logLevel
+        process.environment = environment
+        _ = FileManager.default.createFile(atPath: folder + "/server.log", contents: nil)
+        let log = FileHandle(forWritingAtPath: folder + "/server.log")
+        process.standardError = log
+        process.standardOutput = log
+        try process.run()
+        let server = BenchServer(cluster: cluster, databaseURL: databaseURL, port: port, process: process, folder: folder)
+        try await server.waitUntilReady()
+        return server
+    }
+
+    private func waitUntilReady() async throws {
+        for _ in 0..<600 {
+            if let status = try? await Self.get(port: port, path: "/readyz"), status == 200 { return }
+            guard process.isRunning else { throw BenchError("the server exited at start; see \(folder)/server.log") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw BenchError("the server did not become ready in 60 s; see \(folder)/server.log")
+    }
+
+    func stop() async throws {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try await cluster.stop()
+    }
+
+    /// A one-off GET; the status code.
+    static func get(port: Int, path: String) async throws -> UInt {
+        let result = try await HTTPLoad.run(
+            label: "probe", host: "127.0.0.1", port: port, connections: 1, duration: .seconds(10),
+            group: MultiThreadedEventLoopGroup.singleton, expect: { _ in true }
+        ) { index in
+            index == 0 ? LoadRequest(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: ["host": "bench"]), body: nil) : nil
+        }
+        return result.statuses.keys.first ?? 0
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard ok else { throw BenchError("no free port on 127.0.0.1") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
