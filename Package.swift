@@ -130,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "LoadBench",
             dependencies: [
-                "TestSupport", "Postgres",
+                "TestSupport", "Postgres", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

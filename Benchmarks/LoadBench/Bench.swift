@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -21,15 +22,18 @@ struct LoadBench {
         let options = try Options(CommandLine.arguments.dropFirst())
         let pki = try TestPKI()
         let folder = "/tmp/shopledger-load-bench-\(ProcessInfo.processInfo.processIdentifier)"
-        print("LoadBench: starting PostgreSQL and \(options.server) (pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))")
+        progress("LoadBench: starting PostgreSQL and \(options.server) (pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))")
         let server = try await BenchServer.start(
             binary: options.server, folder: folder, rootCertificate: TestPKI.der(pki.root), poolSize: options.poolSize,
             logLevel: options.logLevel)
+        // Interrupted (Ctrl-C, timeout): stop the server and the cluster rather than leave them running.
+        let interrupted = server.stopOnSignals()
         do {
             let results = try await Workloads(pki: pki, port: server.port, options: options).runAll()
             try await server.stop()
             try? FileManager.default.removeItem(atPath: folder)
             LoadReport(results: results, options: options).print()
+            interrupted.forEach { $0.cancel() }
         } catch {
             try? await server.stop()
             throw error
@@ -85,8 +89,9 @@ struct Workloads {
         guard registered.completed == users else { throw BenchError("registered \(registered.completed) of \(users) users: \(registered.statuses)") }
 
         // Enough signed transactions for twice the target rate, signed now (not on the clock).
-        let perRun = max(20_000, Int(options.seconds * 6_000))
-        print("LoadBench: signing \(2 * perRun) transactions")
+        let perRun = max(10_000, Int(options.seconds * 5_000))
+        progress("LoadBench: signing \(2 * perRun) transactions")
+        let signingStarted = ContinuousClock.now
         let jsonBodies = signedTransactions(count: perRun, offset: 1_000_000_000)
         let formBodies = signedTransactions(count: perRun, offset: 2_000_000_000)
         let jsonRequests = jsonBodies.enumerated().map { index, jws in
@@ -95,11 +100,12 @@ struct Workloads {
         let formRequests = formBodies.enumerated().map { index, jws in
             Self.formRequest("/v1/user/shop/ios", token: "dev:u\(index % users)", fields: [("receipt", jws), ("product", Self.product(index))])
         }
+        progress("LoadBench: signed in \(ContinuousClock.now - signingStarted)")
         let myinfo = (0..<users).map { Self.request(.GET, "/v1/user/shop/myinfo", token: "dev:u\($0)", sesac: true) }
 
         var results: [LoadResult] = []
         func run(_ label: String, _ requests: [LoadRequest], cycle: Bool, expect: @escaping @Sendable (UInt) -> Bool = { $0 == 200 }) async throws {
-            print("LoadBench: \(label), \(options.connections) connections, \(options.seconds) s")
+            progress("LoadBench: \(label), \(options.connections) connections, \(options.seconds) s")
             let count = requests.count
             let result = try await HTTPLoad.run(
                 label: label, host: "127.0.0.1", port: port, connections: options.connections, duration: options.duration,
@@ -118,16 +124,22 @@ struct Workloads {
 
     static func product(_ index: Int) -> String { products[index % products.count] }
 
+    /// Signed like the App Store signs them; the header (with its x5c chain) is encoded once.
     func signedTransactions(count: Int, offset: Int) -> [String] {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let header = TestPKI.base64URL(TestPKI.json(["alg": "ES256", "x5c": pki.x5c]))
         return (0..<count).map { index in
             let id = String(offset + index)
-            return pki.sign([
-                "transactionId": id, "originalTransactionId": id, "bundleId": "com.memolease.sesac1",
-                "productId": Self.product(index), "type": "Non-Consumable", "purchaseDate": now - 1000,
-                "originalPurchaseDate": now - 1000, "signedDate": now, "environment": "Production", "price": 2_500_000,
-                "currency": "KRW", "storefront": "KOR", "inAppOwnershipType": "PURCHASED",
-            ])
+            let payload = TestPKI.base64URL(
+                TestPKI.json([
+                    "transactionId": id, "originalTransactionId": id, "bundleId": "com.memolease.sesac1",
+                    "productId": Self.product(index), "type": "Non-Consumable", "purchaseDate": now - 1000,
+                    "originalPurchaseDate": now - 1000, "signedDate": now, "environment": "Production", "price": 2_500_000,
+                    "currency": "KRW", "storefront": "KOR", "inAppOwnershipType": "PURCHASED",
+                ]))
+            let input = header + "." + payload
+            let signature = try! pki.leafKey.signature(for: Data(input.utf8))
+            return input + "." + TestPKI.base64URL(signature.rawRepresentation)
         }
     }
 
@@ -180,4 +192,9 @@ struct LoadReport {
         Swift.print("\nLoadBench (\(options.seconds) s per workload, server pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))")
         Swift.print(markdown)
     }
+}
+
+/// A progress line, written at once (print's output waits in a buffer when stdout is a pipe or file).
+func progress(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -55,6 +55,21 @@ struct BenchServer {
         throw BenchError("the server did not become ready in 60 s; see \(folder)/server.log")
     }
 
+    /// On SIGINT or SIGTERM: terminate the server, stop the cluster, exit 1.
+    func stopOnSignals() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [process, cluster] in
+                if process.isRunning { process.terminate() }
+                try? cluster.stopSynchronously()
+                exit(1)
+            }
+            source.resume()
+            return source
+        }
+    }
+
     func stop() async throws {
         if process.isRunning {
             process.terminate()
