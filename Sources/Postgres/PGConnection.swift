@@ -23,6 +23,8 @@ final class PGConnection: @unchecked Sendable {
     private var isClosed = false
     /// Statements this session has prepared; see `PGConnection+PreparedStatements.swift`.
     var statements: PreparedStatementCache
+    /// The statement sent by `sendWithoutBlocking` and not yet fully received.
+    var inFlight: InFlight?
 
     private struct CancelState {
         var operation: UInt64?
@@ -158,7 +160,7 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    private func begin(operation: UInt64) throws(PostgresError) {
+    func begin(operation: UInt64) throws(PostgresError) {
         let cancelled = cancelState.withLock { state -> Bool in
             if state.operation == operation && state.cancelRequested { return true }
             state.operation = operation
@@ -177,7 +179,7 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    private func end() {
+    func end() {
         cancelState.withLock { $0 = CancelState() }
     }
 
@@ -242,7 +244,7 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    private func rows(from result: OpaquePointer, query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+    func rows(from result: OpaquePointer, query: PostgresQuery) throws(PostgresError) -> PostgresRows {
         let status = PQresultStatus(result)
         switch status {
         case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
@@ -402,6 +404,12 @@ final class PGConnection: @unchecked Sendable {
     }
 
     // MARK: Errors
+
+    /// For failures found outside libpq (the reactor could not watch the socket): the connection is
+    /// in an unknown protocol state and must not be reused.
+    func markBroken() {
+        isBroken = true
+    }
 
     func connectionFailure(query: String?) -> PostgresError {
         let message = Self.errorMessage(handle)
