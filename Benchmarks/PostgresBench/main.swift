@@ -4,9 +4,9 @@ import Postgres
 // Query round-trip cost through the Postgres module, side by side with pgbench (libpq in C, the
 // same extended protocol) against one private cluster started for the run. The statement has one
 // parameter, so our module sends it unnamed (cache off: parsed and planned per call, like pgbench
-// -M extended) or by name (cache on: like pgbench -M prepared), each waited for either on a pool
-// thread blocked in libpq or, with non-blocking libpq calls, in the client's socket reactor.
-// Prints a Markdown table.
+// -M extended) or by name (cache on: like pgbench -M prepared). Prints a Markdown table, with the
+// client-side CPU per query (ours or pgbench's), which a busy shared machine disturbs far less than
+// throughput.
 // Usage: PostgresBench [seconds-per-case] [rounds]
 
 let seconds = Double(CommandLine.arguments.dropFirst().first ?? "") ?? 5
@@ -51,10 +51,9 @@ func cpuSeconds(_ who: Int32) -> Double {
     return seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
-func ours(clients: Int, cacheSize: Int, nonBlocking: Bool) async throws -> Sample {
+func ours(clients: Int, cacheSize: Int) async throws -> Sample {
     let client = PostgresClient(configuration: .init(
-        connection: .init(url: url, preparedStatementCacheSize: cacheSize), minimumConnections: clients, maximumConnections: clients,
-        nonBlockingQueries: nonBlocking))
+        connection: .init(url: url, preparedStatementCacheSize: cacheSize), minimumConnections: clients, maximumConnections: clients))
     // Warm up every connection.
     try await withThrowingTaskGroup(of: Void.self) { group in
         for _ in 0..<clients { group.addTask { for n in 0..<200 { try await client.query("SELECT \(n)::int8") } } }
@@ -103,10 +102,8 @@ func pgbench(clients: Int, mode: String) throws -> Sample? {
 do {
     for _ in 0..<rounds {
         for clients in [1, 8] {
-            record("Postgres module, cache off, pool threads (PQexecParams)", clients, try await ours(clients: clients, cacheSize: 0, nonBlocking: false))
-            record("Postgres module, cache on, pool threads (PQexecPrepared)", clients, try await ours(clients: clients, cacheSize: 128, nonBlocking: false))
-            record("Postgres module, cache off, reactor (PQsendQueryParams)", clients, try await ours(clients: clients, cacheSize: 0, nonBlocking: true))
-            record("Postgres module, cache on, reactor (PQsendQueryPrepared)", clients, try await ours(clients: clients, cacheSize: 128, nonBlocking: true))
+            record("Postgres module, cache off (PQexecParams, unnamed)", clients, try await ours(clients: clients, cacheSize: 0))
+            record("Postgres module, cache on (PQexecPrepared)", clients, try await ours(clients: clients, cacheSize: 128))
             record("pgbench -M extended (libpq, C, unnamed)", clients, try pgbench(clients: clients, mode: "extended"))
             record("pgbench -M prepared (libpq, C)", clients, try pgbench(clients: clients, mode: "prepared"))
         }

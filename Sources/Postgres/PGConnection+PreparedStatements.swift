@@ -37,8 +37,11 @@ extension PGConnection {
         let key = PreparedStatementCache.Key(sql: query.sql, parameterTypes: parameters.types)
         if let name = statements.lookup(key) {
             let result = try executePrepared(name, query, parameters)
-            guard let staleness = PreparedStatementStaleness(result) else { return result }
-            staleness.apply(to: &statements, key: key)
+            guard let staleness = Staleness(result) else { return result }
+            switch staleness {
+            case .resultTypeChanged: statements.invalidate(key)
+            case .missing: statements.removeAll()
+            }
             // In a transaction the error aborted it: report it; the next use prepares afresh.
             guard staleness.retryable, transactionStatus == .idle else { return result }
             PQclear(result)
@@ -109,45 +112,37 @@ extension PGConnection {
             return false
         }
     }
-}
 
-/// Why a cached statement can no longer be executed by name.
-enum PreparedStatementStaleness {
-    /// 0A000 "cached plan must not change result type": the statement's result columns changed
-    /// (e.g. a column added to a table read with `SELECT *`). The server refuses it before
-    /// running anything, so it is safe to prepare again and retry outside a transaction; any
-    /// other 0A000 is only dropped from the cache, never retried.
-    case resultTypeChanged(retryable: Bool)
-    /// 26000 invalid_sql_statement_name: the session lost our statements.
-    case missing
+    /// Why a cached statement can no longer be executed by name.
+    private enum Staleness {
+        /// 0A000 "cached plan must not change result type": the statement's result columns changed
+        /// (e.g. a column added to a table read with `SELECT *`). The server refuses it before
+        /// running anything, so it is safe to prepare again and retry outside a transaction; any
+        /// other 0A000 is only dropped from the cache, never retried.
+        case resultTypeChanged(retryable: Bool)
+        /// 26000 invalid_sql_statement_name: the session lost our statements.
+        case missing
 
-    init?(_ result: OpaquePointer) {
-        guard PQresultStatus(result) == PGRES_FATAL_ERROR,
-            let state = PQresultErrorField(result, CLIBPQ_DIAG_SQLSTATE).map({ String(cString: $0) })
-        else { return nil }
-        switch state {
-        case "0A000":
-            let message = PQresultErrorField(result, CLIBPQ_DIAG_MESSAGE_PRIMARY).map { String(cString: $0) } ?? ""
-            self = .resultTypeChanged(retryable: message.hasPrefix("cached plan must not change result type"))
-        case "26000":
-            self = .missing
-        default:
-            return nil
+        init?(_ result: OpaquePointer) {
+            guard PQresultStatus(result) == PGRES_FATAL_ERROR,
+                let state = PQresultErrorField(result, CLIBPQ_DIAG_SQLSTATE).map({ String(cString: $0) })
+            else { return nil }
+            switch state {
+            case "0A000":
+                let message = PQresultErrorField(result, CLIBPQ_DIAG_MESSAGE_PRIMARY).map { String(cString: $0) } ?? ""
+                self = .resultTypeChanged(retryable: message.hasPrefix("cached plan must not change result type"))
+            case "26000":
+                self = .missing
+            default:
+                return nil
+            }
         }
-    }
 
-    /// Drops what the server no longer accepts from the cache.
-    func apply(to statements: inout PreparedStatementCache, key: PreparedStatementCache.Key) {
-        switch self {
-        case .resultTypeChanged: statements.invalidate(key)
-        case .missing: statements.removeAll()
-        }
-    }
-
-    var retryable: Bool {
-        switch self {
-        case .resultTypeChanged(let retryable): retryable
-        case .missing: true
+        var retryable: Bool {
+            switch self {
+            case .resultTypeChanged(let retryable): retryable
+            case .missing: true
+            }
         }
     }
 }

@@ -23,8 +23,6 @@ final class PGConnection: @unchecked Sendable {
     private var isClosed = false
     /// Statements this session has prepared; see `PGConnection+PreparedStatements.swift`.
     var statements: PreparedStatementCache
-    /// The statement sent by `sendWithoutBlocking` and not yet fully received.
-    var inFlight: InFlight?
 
     private struct CancelState {
         var operation: UInt64?
@@ -160,7 +158,7 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    func begin(operation: UInt64) throws(PostgresError) {
+    private func begin(operation: UInt64) throws(PostgresError) {
         let cancelled = cancelState.withLock { state -> Bool in
             if state.operation == operation && state.cancelRequested { return true }
             state.operation = operation
@@ -179,7 +177,7 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    func end() {
+    private func end() {
         cancelState.withLock { $0 = CancelState() }
     }
 
@@ -244,7 +242,7 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    func rows(from result: OpaquePointer, query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+    private func rows(from result: OpaquePointer, query: PostgresQuery) throws(PostgresError) -> PostgresRows {
         let status = PQresultStatus(result)
         switch status {
         case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
@@ -404,12 +402,6 @@ final class PGConnection: @unchecked Sendable {
     }
 
     // MARK: Errors
-
-    /// For failures found outside libpq (the reactor could not watch the socket): the connection is
-    /// in an unknown protocol state and must not be reused.
-    func markBroken() {
-        isBroken = true
-    }
 
     func connectionFailure(query: String?) -> PostgresError {
         let message = Self.errorMessage(handle)

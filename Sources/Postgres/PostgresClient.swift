@@ -16,21 +16,15 @@ public final class PostgresClient: Sendable, Service {
         public var maximumConnections: Int
         /// How long a lease waits for a free connection before failing with `.poolTimeout`.
         public var leaseTimeout: Duration
-        /// Queries are sent from the calling task with libpq's non-blocking calls and their answers
-        /// awaited on one reactor thread (epoll) for the whole pool: one thread hand-off per query.
-        /// Off: every query runs on a pool thread that blocks in libpq (two hand-offs). Either way
-        /// no blocking call runs on a cooperative thread.
-        public var nonBlockingQueries: Bool
 
         public init(
             connection: ConnectionConfiguration, minimumConnections: Int = 1, maximumConnections: Int = 8,
-            leaseTimeout: Duration = .seconds(10), nonBlockingQueries: Bool = true
+            leaseTimeout: Duration = .seconds(10)
         ) {
             self.connection = connection
             self.maximumConnections = max(1, maximumConnections)
             self.minimumConnections = min(max(0, minimumConnections), self.maximumConnections)
             self.leaseTimeout = leaseTimeout
-            self.nonBlockingQueries = nonBlockingQueries
         }
     }
 
@@ -45,8 +39,6 @@ public final class PostgresClient: Sendable, Service {
     public let configuration: Configuration
     let logger: Logger
     let executor: BlockingExecutor
-    /// Nil when `nonBlockingQueries` is off or epoll is unavailable.
-    let reactor: SocketReactor?
     let operations = OperationCounter()
     let state = Mutex(PoolState())
 
@@ -54,16 +46,6 @@ public final class PostgresClient: Sendable, Service {
         self.configuration = configuration
         self.logger = logger
         self.executor = BlockingExecutor(numberOfThreads: configuration.maximumConnections + 1)
-        if configuration.nonBlockingQueries {
-            do {
-                self.reactor = try SocketReactor()
-            } catch {
-                logger.warning("queries will run on the thread pool", metadata: ["error": "\(error)"])
-                self.reactor = nil
-            }
-        } else {
-            self.reactor = nil
-        }
     }
 
     public var statistics: Statistics {
@@ -113,7 +95,6 @@ public final class PostgresClient: Sendable, Service {
         while state.withLock({ $0.opened > 0 }) && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
-        reactor?.shutdown()
         await executor.shutdown()
     }
 
@@ -125,7 +106,7 @@ public final class PostgresClient: Sendable, Service {
         _ body: (PostgresConnection) async throws -> sending R
     ) async throws -> sending R {
         let connection = try await lease()
-        let leased = PostgresConnection(connection: connection, executor: executor, reactor: reactor, operations: operations)
+        let leased = PostgresConnection(connection: connection, executor: executor, operations: operations)
         let result: R
         do {
             result = try await body(leased)

@@ -8,60 +8,18 @@ import Synchronization
 public struct PostgresConnection: Sendable {
     let connection: PGConnection
     let executor: BlockingExecutor
-    /// When set, `query` sends from the calling task and waits for the answer here; see
-    /// `SocketReactor`.
-    let reactor: SocketReactor?
     private let operations: OperationCounter
 
-    init(connection: PGConnection, executor: BlockingExecutor, reactor: SocketReactor?, operations: OperationCounter) {
+    init(connection: PGConnection, executor: BlockingExecutor, operations: OperationCounter) {
         self.connection = connection
         self.executor = executor
-        self.reactor = reactor
         self.operations = operations
     }
 
     /// Runs one statement and returns all of its rows.
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        if let reactor { return try await queryWithoutBlocking(query, reactor: reactor) }
-        return try await cancellable { connection, operation in try connection.execute(query, operation: operation) }
-    }
-
-    /// `query` through the reactor: the statement is sent and its answer read by non-blocking libpq
-    /// calls on the calling task's thread, which never waits on the network; between them the task
-    /// is parked in the reactor. Cases the non-blocking path does not handle (a statement to
-    /// prepare first, a stale one to prepare again) finish on a pool thread.
-    private func queryWithoutBlocking(_ query: PostgresQuery, reactor: SocketReactor) async throws -> PostgresRows {
-        let operation = operations.next()
-        let connection = self.connection
-        connection.prepare(operation: operation)
-        return try await withTaskCancellationHandler {
-            var step = try connection.sendWithoutBlocking(query, operation: operation)
-            while true {
-                let interest: SocketReactor.Interest
-                switch step {
-                case .done(let rows):
-                    return rows
-                case .useBlockingPath:
-                    return try await executor.run { try connection.execute(query, operation: operation) }
-                case .wantRead:
-                    interest = .readable
-                case .wantWrite:
-                    interest = .writable
-                }
-                do {
-                    try await reactor.wait(connection.socket, for: interest)
-                } catch {
-                    connection.abandonInFlight()
-                    throw error
-                }
-                step = try connection.receiveWithoutBlocking()
-            }
-        } onCancel: { [executor] in
-            if connection.requestCancel(operation: operation) {
-                executor.submit { connection.sendCancel() }
-            }
-        }
+        try await cancellable { connection, operation in try connection.execute(query, operation: operation) }
     }
 
     /// Runs one statement and returns the number of rows it affected (0 when it reports none).
