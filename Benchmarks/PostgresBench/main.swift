@@ -2,10 +2,15 @@ import Foundation
 import Postgres
 
 // Query round-trip cost through the Postgres module, side by side with pgbench (libpq in C, the
-// same extended protocol) against one private cluster started for the run. Prints a Markdown table.
-// Usage: PostgresBench [seconds-per-case]
+// same extended protocol) against one private cluster started for the run. The statement has one
+// parameter, so our module sends it unnamed (cache off: parsed and planned per call, like pgbench
+// -M extended) or by name (cache on: like pgbench -M prepared). Prints a Markdown table, with the
+// client-side CPU per query (ours or pgbench's), which a busy shared machine disturbs far less than
+// throughput.
+// Usage: PostgresBench [seconds-per-case] [rounds]
 
 let seconds = Double(CommandLine.arguments.dropFirst().first ?? "") ?? 5
+let rounds = Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 1
 let folder = "/tmp/shopledger-bench-\(ProcessInfo.processInfo.processIdentifier)"
 let port = 54_400 + Int(ProcessInfo.processInfo.processIdentifier % 500)
 let cluster = try LocalPostgres(options: .init(dataDirectory: folder + "/data", port: port, durable: true))
@@ -15,20 +20,48 @@ let url = running.url(database: "postgres")
 struct Row {
     let name: String
     let clients: Int
+    var perSecond: [Double] = []
+    /// Client-side CPU (user + system) per query: our process, or pgbench's. Unlike throughput,
+    /// it hardly moves when other work shares the machine.
+    var cpuMicros: [Double] = []
+    var mean: Double { perSecond.reduce(0, +) / Double(max(perSecond.count, 1)) }
+    var meanCPU: Double { cpuMicros.reduce(0, +) / Double(max(cpuMicros.count, 1)) }
+    var microsPerCall: Double { Double(clients) * 1_000_000 / mean }
+}
+struct Sample {
     let perSecond: Double
-    var microsPerCall: Double { Double(clients) * 1_000_000 / perSecond }
+    let cpuMicrosPerQuery: Double
 }
 var rows: [Row] = []
+@MainActor func record(_ name: String, _ clients: Int, _ sample: Sample?) {
+    guard let sample else { return }
+    if let index = rows.firstIndex(where: { $0.name == name && $0.clients == clients }) {
+        rows[index].perSecond.append(sample.perSecond)
+        rows[index].cpuMicros.append(sample.cpuMicrosPerQuery)
+    } else {
+        rows.append(Row(name: name, clients: clients, perSecond: [sample.perSecond], cpuMicros: [sample.cpuMicrosPerQuery]))
+    }
+}
 
-func ours(clients: Int) async throws -> Double {
-    let client = PostgresClient(configuration: .init(connection: .init(url: url), minimumConnections: clients, maximumConnections: clients))
+/// CPU seconds (user + system) used so far by this process, or by its waited-for children.
+func cpuSeconds(_ who: Int32) -> Double {
+    var usage = rusage()
+    getrusage(who, &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+func ours(clients: Int, cacheSize: Int) async throws -> Sample {
+    let client = PostgresClient(configuration: .init(
+        connection: .init(url: url, preparedStatementCacheSize: cacheSize), minimumConnections: clients, maximumConnections: clients))
     // Warm up every connection.
     try await withThrowingTaskGroup(of: Void.self) { group in
-        for _ in 0..<clients { group.addTask { for _ in 0..<200 { try await client.query("SELECT 1") } } }
+        for _ in 0..<clients { group.addTask { for n in 0..<200 { try await client.query("SELECT \(n)::int8") } } }
         try await group.waitForAll()
     }
     let deadline = ContinuousClock.now + .seconds(seconds)
     let started = ContinuousClock.now
+    let cpuBefore = cpuSeconds(RUSAGE_SELF.rawValue)
     let total = try await withThrowingTaskGroup(of: Int.self) { group in
         for _ in 0..<clients {
             group.addTask {
@@ -43,30 +76,36 @@ func ours(clients: Int) async throws -> Double {
         return try await group.reduce(0, +)
     }
     let elapsed = ContinuousClock.now - started
+    let cpu = cpuSeconds(RUSAGE_SELF.rawValue) - cpuBefore
     await client.shutdown()
-    return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    let perSecond = Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    return Sample(perSecond: perSecond, cpuMicrosPerQuery: cpu * 1e6 / Double(total))
 }
 
-func pgbench(clients: Int) throws -> Double? {
+func pgbench(clients: Int, mode: String) throws -> Sample? {
     let candidates = ["/usr/lib/postgresql/15/bin/pgbench", "/usr/bin/pgbench"]
     guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
     let script = folder + "/select.sql"
-    try "SELECT 1::int8;\n".write(toFile: script, atomically: true, encoding: .utf8)
+    try "\\set n random(1, 1000000)\nSELECT :n::int8;\n".write(toFile: script, atomically: true, encoding: .utf8)
     let output = folder + "/pgbench.out"
-    let command = "\(executable) -n -M extended -f \(script) -c \(clients) -j \(min(clients, 2)) -T \(Int(seconds)) -h \(running.socketDirectory) -p \(port) -U \(running.superuser) postgres > \(output) 2>&1"
+    let command = "\(executable) -n -M \(mode) -f \(script) -c \(clients) -j \(clients) -T \(Int(seconds)) -h \(running.socketDirectory) -p \(port) -U \(running.superuser) postgres > \(output) 2>&1"
+    let cpuBefore = cpuSeconds(RUSAGE_CHILDREN.rawValue)
     guard system(command) == 0, let text = try? String(contentsOfFile: output, encoding: .utf8) else { return nil }
     // "tps = 12345.678901 (without initial connection time)"
-    guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
-        let value = Double(line.dropFirst(6).prefix { $0 != " " })
-    else { return nil }
-    return value
+    func value(after prefix: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count).prefix { $0 != " " }) }
+    }
+    guard let tps = value(after: "tps = "), let transactions = value(after: "number of transactions actually processed: ") else { return nil }
+    return Sample(perSecond: tps, cpuMicrosPerQuery: (cpuSeconds(RUSAGE_CHILDREN.rawValue) - cpuBefore) * 1e6 / transactions)
 }
 
 do {
-    for clients in [1, 8] {
-        rows.append(Row(name: "Postgres module (PQexecParams on the pool's threads)", clients: clients, perSecond: try await ours(clients: clients)))
-        if let tps = try pgbench(clients: clients) {
-            rows.append(Row(name: "pgbench -M extended (libpq, C)", clients: clients, perSecond: tps))
+    for _ in 0..<rounds {
+        for clients in [1, 8] {
+            record("Postgres module, cache off (PQexecParams, unnamed)", clients, try await ours(clients: clients, cacheSize: 0))
+            record("Postgres module, cache on (PQexecPrepared)", clients, try await ours(clients: clients, cacheSize: 128))
+            record("pgbench -M extended (libpq, C, unnamed)", clients, try pgbench(clients: clients, mode: "extended"))
+            record("pgbench -M prepared (libpq, C)", clients, try pgbench(clients: clients, mode: "prepared"))
         }
     }
 } catch {
@@ -75,8 +114,8 @@ do {
 try? await cluster.stop()
 try? FileManager.default.removeItem(atPath: folder)
 
-print("| client | connections | queries/s | µs per query per connection |")
-print("|---|---|---|---|")
-for row in rows {
-    print("| \(row.name) | \(row.clients) | \(Int(row.perSecond)) | \(String(format: "%.1f", row.microsPerCall)) |")
+print("| client | connections | queries/s | µs per query per connection | client CPU µs per query |")
+print("|---|---|---|---|---|")
+for row in rows.sorted(by: { ($0.clients, $0.name) < ($1.clients, $1.name) }) {
+    print("| \(row.name) | \(row.clients) | \(Int(row.mean)) | \(String(format: "%.1f", row.microsPerCall)) | \(String(format: "%.1f", row.meanCPU)) |")
 }

@@ -12,11 +12,19 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     public var applicationName: String
     /// Seconds libpq waits for a connection to be made (0: no limit).
     public var connectTimeoutSeconds: Int
+    /// Statements with parameters each connection keeps prepared on the server, least recently
+    /// used evicted first (0: send every statement unnamed, parsed and planned on each call).
+    /// Server memory per statement is a parse tree and a plan, tens of kilobytes for a large CTE.
+    public var preparedStatementCacheSize: Int
 
-    public init(url: String = "", applicationName: String = "shopledger", connectTimeoutSeconds: Int = 5) {
+    public init(
+        url: String = "", applicationName: String = "shopledger", connectTimeoutSeconds: Int = 5,
+        preparedStatementCacheSize: Int = 128
+    ) {
         self.url = url
         self.applicationName = applicationName
         self.connectTimeoutSeconds = connectTimeoutSeconds
+        self.preparedStatementCacheSize = max(0, preparedStatementCacheSize)
     }
 
     /// Settings added to every connection: the session pins (encoding, zone, date style) and the

@@ -8,17 +8,21 @@ import Synchronization
 /// time and every libpq call on `handle` is made sequentially from thread-pool jobs that task
 /// awaits (libpq allows one thread at a time per `PGconn`). The only state touched concurrently is
 /// `cancelState`, behind a `Mutex`, and the `PGcancel` object, which libpq documents as safe to use
-/// from another thread.
+/// from another thread. Plain state such as the prepared-statement cache (`statements`) is covered
+/// by the same one-job-at-a-time invariant.
 final class PGConnection: @unchecked Sendable {
     enum TransactionStatus { case idle, active, inTransaction, inError, unknown }
 
-    private let handle: OpaquePointer
+    /// Internal (not private) for the extensions in this module that make libpq calls.
+    let handle: OpaquePointer
     private let cancelHandle: OpaquePointer?
     let id: Int
     let openedAt: ContinuousClock.Instant
     /// Set when an operation failed in a way that leaves the connection unusable.
     private(set) var isBroken = false
     private var isClosed = false
+    /// Statements this session has prepared; see `PGConnection+PreparedStatements.swift`.
+    var statements: PreparedStatementCache
 
     private struct CancelState {
         var operation: UInt64?
@@ -30,8 +34,9 @@ final class PGConnection: @unchecked Sendable {
     /// `close()` cannot free the handle under it.
     private let cancelHandleFreed = Mutex(false)
 
-    private init(handle: OpaquePointer, id: Int) {
+    private init(handle: OpaquePointer, id: Int, statementCacheCapacity: Int) {
         self.handle = handle
+        self.statements = PreparedStatementCache(capacity: statementCacheCapacity)
         self.cancelHandle = PQgetCancel(handle)
         // Server notices (e.g. "… does not exist, skipping") would go to stderr by default.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
@@ -62,7 +67,7 @@ final class PGConnection: @unchecked Sendable {
             PQfinish(raw)  // always, even for a failed connect
             throw PostgresError(code: .connectionFailed, message: message)
         }
-        return PGConnection(handle: raw, id: id)
+        return PGConnection(handle: raw, id: id, statementCacheCapacity: configuration.preparedStatementCacheSize)
     }
 
     /// The URL or conninfo parsed by libpq itself, with the session pins added; a user's own
@@ -163,6 +168,15 @@ final class PGConnection: @unchecked Sendable {
         if cancelled { throw PostgresError(code: .queryCancelled, message: "cancelled before it was sent") }
     }
 
+    /// Throws `.queryCancelled` when the awaiting task asked to cancel while an earlier step of this
+    /// operation ran (a cancel request reaching an idle server is dropped, so a later step must
+    /// not go ahead as if nothing happened).
+    func throwIfCancelRequested(query: String) throws(PostgresError) {
+        if cancelState.withLock({ $0.cancelRequested }) {
+            throw PostgresError(code: .queryCancelled, message: "cancelled", query: query)
+        }
+    }
+
     private func end() {
         cancelState.withLock { $0 = CancelState() }
     }
@@ -180,11 +194,12 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    /// Runs one statement and copies the whole result into Swift memory.
+    /// Runs one statement and copies the whole result into Swift memory. Statements with
+    /// parameters go through the connection's prepared-statement cache (`run`).
     func execute(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) -> PostgresRows {
         try begin(operation: operation)
         defer { end() }
-        let result = try send(query)
+        let result = try run(query)
         defer { PQclear(result) }
         return try rows(from: result, query: query)
     }
@@ -194,6 +209,9 @@ final class PGConnection: @unchecked Sendable {
     func executeScript(_ sql: String, operation: UInt64) throws(PostgresError) {
         try begin(operation: operation)
         defer { end() }
+        // Whatever the outcome, a script that may have dropped our prepared statements empties the
+        // cache; if it did not, they are only prepared again.
+        if Self.mayDiscardPreparedStatements(sql) { statements.removeAll() }
         guard let result = PQexec(handle, sql) else { throw connectionFailure(query: sql) }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
@@ -203,59 +221,25 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    private func send(_ query: PostgresQuery) throws(PostgresError) -> OpaquePointer {
-        guard !isBroken, !isClosed else {
-            throw PostgresError(code: .connectionClosed, message: "the connection is closed", query: query.sql)
+    /// Sends one statement unnamed (parsed and planned for this call only) and returns its result.
+    /// COPY statements and statements without parameters go this way.
+    func sendUnnamed(_ query: PostgresQuery, _ parameters: BoundParameters) throws(PostgresError) -> OpaquePointer {
+        let result = parameters.withValues { values in
+            PQexecParams(handle, query.sql, parameters.count, parameters.types, values, parameters.lengths, parameters.formats, 0)
         }
-        let binds = query.binds
-        guard binds.count <= Int(UInt16.max) else {
-            throw PostgresError(code: .invalidUsage, message: "\(binds.count) parameters; at most 65535 fit one statement", query: query.sql)
-        }
-        // All values go into one buffer (NUL-terminated for text), then one pointer array is built
-        // inside a single scope so every pointer stays valid for the call.
-        var buffer: [UInt8] = []
-        var offsets: [Int] = []
-        var lengths: [Int32] = []
-        var formats: [Int32] = []
-        var types: [UInt32] = []
-        offsets.reserveCapacity(binds.count)
-        for bind in binds {
-            types.append(bind.oid)
-            switch bind.value {
-            case .null:
-                offsets.append(-1)
-                lengths.append(0)
-                formats.append(0)
-            case .text(let text):
-                if text.utf8.contains(0) {
-                    throw PostgresError(
-                        code: .invalidUsage, message: "a text parameter contains a NUL character, which PostgreSQL cannot store",
-                        sqlState: .characterNotInRepertoire, query: query.sql)
-                }
-                offsets.append(buffer.count)
-                buffer.append(contentsOf: text.utf8)
-                buffer.append(0)
-                lengths.append(0)
-                formats.append(0)
-            case .binary(let bytes):
-                offsets.append(buffer.count)
-                buffer.append(contentsOf: bytes)
-                buffer.append(0)
-                lengths.append(Int32(bytes.count))
-                formats.append(1)
-            }
-        }
-        let result: OpaquePointer? = buffer.withUnsafeBufferPointer { raw in
-            let base = raw.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
-            let values: [UnsafePointer<CChar>?] = offsets.map { offset in
-                offset < 0 ? nil : base.map { $0 + offset }
-            }
-            return PQexecParams(handle, query.sql, Int32(binds.count), types, values, lengths, formats, 0)
-        }
-        guard let result else {
-            throw connectionFailure(query: query.sql)
-        }
+        guard let result else { throw connectionFailure(query: query.sql) }
         return result
+    }
+
+    private func send(_ query: PostgresQuery) throws(PostgresError) -> OpaquePointer {
+        try checkUsable(query: query.sql)
+        return try sendUnnamed(query, BoundParameters(query))
+    }
+
+    func checkUsable(query: String) throws(PostgresError) {
+        guard !isBroken, !isClosed else {
+            throw PostgresError(code: .connectionClosed, message: "the connection is closed", query: query)
+        }
     }
 
     private func rows(from result: OpaquePointer, query: PostgresQuery) throws(PostgresError) -> PostgresRows {
@@ -419,13 +403,13 @@ final class PGConnection: @unchecked Sendable {
 
     // MARK: Errors
 
-    private func connectionFailure(query: String?) -> PostgresError {
+    func connectionFailure(query: String?) -> PostgresError {
         let message = Self.errorMessage(handle)
         if PQstatus(handle) != CONNECTION_OK { isBroken = true }
         return PostgresError(code: isBroken ? .connectionClosed : .unexpectedResponse, message: message, query: query)
     }
 
-    private func error(from result: OpaquePointer, query: String?) -> PostgresError {
+    func error(from result: OpaquePointer, query: String?) -> PostgresError {
         func field(_ code: Int32) -> String? {
             PQresultErrorField(result, code).map { String(cString: $0) }
         }

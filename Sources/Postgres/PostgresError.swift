@@ -66,9 +66,17 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
             || sqlState == .cannotConnectNow
     }
 
-    /// True for the failures a transaction retry can cure: serialization failures and deadlocks.
+    /// True for the failures a transaction retry can cure: serialization failures, deadlocks, and a
+    /// prepared statement whose result columns changed under it (the cache has dropped it, so the
+    /// next attempt prepares it afresh).
     public var isRetryableTransactionFailure: Bool {
-        sqlState == .serializationFailure || sqlState == .deadlockDetected
+        sqlState == .serializationFailure || sqlState == .deadlockDetected || isStalePreparedStatement
+    }
+
+    /// 0A000 "cached plan must not change result type": a table a prepared statement reads changed
+    /// shape (e.g. a column added under `SELECT *`).
+    var isStalePreparedStatement: Bool {
+        sqlState == .featureNotSupported && message.hasPrefix("cached plan must not change result type")
     }
 
     public var description: String {
@@ -115,4 +123,7 @@ public struct SQLState: Hashable, Sendable, CustomStringConvertible {
     public static let characterNotInRepertoire = SQLState("22021")
     public static let raiseException = SQLState("P0001")
     public static let insufficientPrivilege = SQLState("42501")
+    public static let featureNotSupported = SQLState("0A000")
+    public static let invalidSQLStatementName = SQLState("26000")
+    public static let inFailedSQLTransaction = SQLState("25P02")
 }

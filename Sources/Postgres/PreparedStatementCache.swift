@@ -1,0 +1,88 @@
+/// The named statements one connection has prepared on the server, bounded, least recently used
+/// out first.
+///
+/// Why: the ledger's statements are large CTEs; sent as unnamed statements they are parsed and
+/// planned on every call, which cost the server more than executing them. Prepared once per
+/// connection, a call is a single Bind/Execute round trip and the server reuses the parse tree and,
+/// after its first executions, a generic plan.
+///
+/// The cache is plain data owned by one `PGConnection` and touched only from that connection's
+/// libpq jobs (one at a time), so it needs no lock. It lives and dies with the connection: a
+/// replaced connection starts empty, so a name is never used on a session that did not prepare it.
+struct PreparedStatementCache {
+    /// A statement is identified by its text and the type OIDs its parameters were prepared with:
+    /// the same text bound with other types is another server-side statement.
+    struct Key: Hashable {
+        let sql: String
+        let parameterTypes: [UInt32]
+    }
+
+    private struct Entry {
+        let name: String
+        var lastUse: UInt64
+    }
+
+    /// Most statements kept prepared; 0 turns the cache off.
+    let capacity: Int
+    private var entries: [Key: Entry] = [:]
+    private var useClock: UInt64 = 0
+    private var namesIssued = 0
+    /// Server statements no longer in the cache that still need a DEALLOCATE. Deallocation waits
+    /// until the connection is outside a transaction: a failing DEALLOCATE there would abort it.
+    private(set) var pendingDeallocations: [String] = []
+
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+    }
+
+    var count: Int { entries.count }
+    var isEnabled: Bool { capacity > 0 }
+
+    /// The name of the prepared statement for `key`, marking it as just used.
+    mutating func lookup(_ key: Key) -> String? {
+        guard var entry = entries[key] else { return nil }
+        useClock += 1
+        entry.lastUse = useClock
+        entries[key] = entry
+        return entry.name
+    }
+
+    /// A name no statement of this connection has had. Names are never reused, so a statement
+    /// the server still holds (a deallocation still pending, or lost track of) can never clash.
+    mutating func makeName() -> String {
+        namesIssued += 1
+        return "shopledger_\(namesIssued)"
+    }
+
+    /// Records a statement the server has just prepared, evicting the least recently used one when
+    /// full (its name joins the pending deallocations).
+    mutating func insert(_ key: Key, name: String) {
+        if entries.count >= capacity, let victim = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            entries[victim.key] = nil
+            pendingDeallocations.append(victim.value.name)
+        }
+        useClock += 1
+        entries[key] = Entry(name: name, lastUse: useClock)
+    }
+
+    /// Forgets one statement whose server plan can no longer be used (its result type changed);
+    /// it is deallocated later and the next use prepares it afresh under a new name.
+    mutating func invalidate(_ key: Key) {
+        guard let entry = entries.removeValue(forKey: key) else { return }
+        pendingDeallocations.append(entry.name)
+    }
+
+    /// Forgets every statement: the server said one of ours does not exist, so the session's
+    /// statements were discarded behind our back (DEALLOCATE ALL, DISCARD ALL). Nothing is
+    /// deallocated: those names are gone or will never be used again.
+    mutating func removeAll() {
+        entries = [:]
+        pendingDeallocations = []
+    }
+
+    /// Hands over the names to deallocate now.
+    mutating func takePendingDeallocations() -> [String] {
+        defer { pendingDeallocations = [] }
+        return pendingDeallocations
+    }
+}
