@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // Tests only: reads the reports' CSV back with a real RFC 4180 parser.
+        .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
     ],
     targets: [
         // libpq, from Debian's libpq-dev (pkg-config name "libpq").
@@ -86,11 +88,23 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Revenue reports from the ledger: figures per day, item and currency, as CSV and Markdown;
+        // the "report totals equal ledger totals" check; synthetic data for benchmarks and demos.
+        .target(
+            name: "Reports",
+            dependencies: [
+                "Ledger",
+                "Postgres",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "shopledger",
             dependencies: [
                 "ShopServer",
                 "Ledger",
+                "Reports",
                 "Postgres",
                 "Receipts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -119,6 +133,10 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Benchmarks/ReceiptsBench", swiftSettings: strict),
+        .executableTarget(
+            name: "ReportsBench",
+            dependencies: ["Reports", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/ReportsBench", swiftSettings: strict),
 
         .target(
             name: "TestSupport",
@@ -134,6 +152,10 @@ let package = Package(
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ReportsTests", dependencies: [
+            "Reports", "Ledger", "Postgres", "Receipts", "TestSupport",
+            .product(name: "CSV", package: "CSV.swift"),
+        ], swiftSettings: strict),
         .testTarget(name: "ShopServerTests", dependencies: [
             "ShopServer", "Ledger", "TestSupport",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
