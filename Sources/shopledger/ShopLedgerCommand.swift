@@ -7,7 +7,7 @@ struct ShopLedgerCommand: AsyncParsableCommand {
         abstract: "ShopLedger: verifies in-app purchases, keeps the ledger, serves the shop API, writes revenue reports.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, StubReceiptCommand.self,
-            VerifyTransactionCommand.self,
+            VerifyTransactionCommand.self, ReportCommand.self, SeedCommand.self,
         ])
 
     static func main() async {
