@@ -28,9 +28,11 @@ bench: deps
 	$(SWIFT) build -c release --product PostgresBench
 	$(SWIFT) build -c release --product LedgerBench
 	$(SWIFT) build -c release --product ReceiptsBench
+	$(SWIFT) build -c release --product ReportsBench
 	.build/release/PostgresBench 5
 	.build/release/LedgerBench
 	taskset -c 0 .build/release/ReceiptsBench 20000
+	.build/release/ReportsBench 1000000
 
 clean:
 	rm -rf .build .shopledger
