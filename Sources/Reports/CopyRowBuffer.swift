@@ -26,12 +26,12 @@ struct CopyRowBuffer {
         separate()
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        var digits: [UInt8] = []
+        let start = bytes.count
         repeat {
-            digits.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
             magnitude /= 10
         } while magnitude > 0
-        bytes.append(contentsOf: digits.reversed())
+        bytes[start...].reverse()
     }
 
     mutating func int(_ value: Int) { int(Int64(value)) }

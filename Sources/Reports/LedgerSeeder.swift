@@ -23,7 +23,21 @@ public struct LedgerSeeder: Sendable {
         public var journalEntries = 0
         public var firstDay: CalendarDate
         public var lastDay: CalendarDate
+
+        /// Adds the counts of a batch.
+        mutating func add(_ batch: Summary) {
+            purchases += batch.purchases
+            productionPurchases += batch.productionPurchases
+            familyShared += batch.familyShared
+            refunds += batch.refunds
+            reversals += batch.reversals
+            revokes += batch.revokes
+            journalEntries += batch.journalEntries
+        }
     }
+
+    /// Stands in for a batch summary's days, which only the whole seed's summary uses.
+    private static let summaryDay = CalendarDate(year: 1970, month: 1, day: 1)!
 
     /// The ledger tables a seed writes to.
     public static let tables = [
@@ -68,20 +82,34 @@ public struct LedgerSeeder: Sendable {
             users: configuration.users, firstDay: configuration.firstDay, lastDay: configuration.lastDay)
         var generator = SyntheticLedger(
             configuration: configuration, itemTiers: items.map { $0.priceMilli <= 1_200_000 ? 0 : 1 })
-        var batch: [SyntheticPurchase] = []
         let perDay = generator.purchasesPerDay()
-        for (offset, count) in perDay.enumerated() {
-            batch += generator.purchases(onDay: offset, count: count)
-            if batch.count >= configuration.batchSize || offset == perDay.count - 1 {
-                try await insertBatch(batch, items: items, names: names, summary: &summary)
-                batch.removeAll(keepingCapacity: true)
+        // Batches go in on `parallelBatches` connections at once while the next one is generated:
+        // the server's work (indexes, foreign keys) is most of the cost, and it uses both cores.
+        try await withThrowingTaskGroup(of: Summary.self) { group in
+            var batch: [SyntheticPurchase] = []
+            var inFlight = 0
+            func collect(_ done: Summary) {
+                summary.add(done)
                 logger.info(
                     "seeded purchases",
                     metadata: [
                         "purchases": "\(summary.purchases)", "of": "\(configuration.purchases)",
-                        "through": "\(configuration.firstDay.adding(days: offset))", "elapsed": "\(clock.now - began)",
+                        "elapsed": "\(clock.now - began)",
                     ])
             }
+            for (offset, count) in perDay.enumerated() {
+                batch += generator.purchases(onDay: offset, count: count)
+                guard batch.count >= configuration.batchSize || offset == perDay.count - 1 else { continue }
+                if inFlight == configuration.parallelBatches, let done = try await group.next() {
+                    collect(done)
+                    inFlight -= 1
+                }
+                let ready = batch
+                group.addTask { try await insertBatch(ready, items: items, names: names) }
+                inFlight += 1
+                batch.removeAll(keepingCapacity: true)
+            }
+            for try await done in group { collect(done) }
         }
         for table in Self.tables { try await client.query(PostgresQuery(unsafeSQL: "ANALYZE \(table)")) }
         return summary
@@ -95,7 +123,7 @@ public struct LedgerSeeder: Sendable {
 
     // MARK: Steps
 
-    struct PaidItem {
+    struct PaidItem: Sendable {
         let item: ItemID
         let productId: String
         let priceMilli: Int64
@@ -168,15 +196,17 @@ public struct LedgerSeeder: Sendable {
         }
     }
 
-    /// One batch of purchases and everything that follows from them, in one transaction.
+    /// One batch of purchases and everything that follows from them, in one transaction; returns
+    /// what it wrote.
     private func insertBatch(
-        _ batch: [SyntheticPurchase], items: [PaidItem], names: SeedNames, summary: inout Summary
-    ) async throws {
+        _ batch: [SyntheticPurchase], items: [PaidItem], names: SeedNames
+    ) async throws -> Summary {
         let entryCount = batch.reduce(0) { $0 + $1.journalEntryCount }
         let rows = SeedRows(batch: batch, items: items, names: names)
-        try await client.withTransaction { connection in
-            // Under this lock no other session inserts journal entries, so the block of ids
-            // reserved below is ours alone.
+        // Reserve a block of journal entry ids: under the lock no other session inserts journal
+        // entries (so takes no id between nextval and setval); once committed, the sequence is past
+        // the block and nobody else will ever be given these ids.
+        let firstEntryId = try await client.withTransaction { connection in
             try await connection.query("LOCK TABLE journal_entries IN SHARE ROW EXCLUSIVE MODE")
             let last = try await connection.query(
                 """
@@ -184,7 +214,9 @@ public struct LedgerSeeder: Sendable {
                               nextval(pg_get_serial_sequence('journal_entries', 'entry_id')) + \(entryCount - 1))
                 """
             ).single().decode(Int64.self, at: 0)
-            let firstEntryId = last - Int64(entryCount) + 1
+            return last - Int64(entryCount) + 1
+        }
+        try await client.withTransaction { connection in
             let clock = ContinuousClock()
             var timings: Logger.Metadata = [:]
             func timed(_ table: String, _ copy: () async throws -> Void) async throws {
@@ -205,23 +237,29 @@ public struct LedgerSeeder: Sendable {
             }
             logger.debug("copied a batch", metadata: timings)
         }
-        summary.purchases += batch.count
-        summary.journalEntries += entryCount
+        var written = Summary(firstDay: Self.summaryDay, lastDay: Self.summaryDay)
+        written.purchases = batch.count
+        written.journalEntries = entryCount
         for purchase in batch {
-            if purchase.book == .production && !purchase.familyShared { summary.productionPurchases += 1 }
-            if purchase.familyShared { summary.familyShared += 1 }
-            if purchase.refundedAt != nil { summary.refunds += 1 }
-            if purchase.reversedAt != nil { summary.reversals += 1 }
-            if purchase.revokedAt != nil { summary.revokes += 1 }
+            if purchase.book == .production && !purchase.familyShared { written.productionPurchases += 1 }
+            if purchase.familyShared { written.familyShared += 1 }
+            if purchase.refundedAt != nil { written.refunds += 1 }
+            if purchase.reversedAt != nil { written.reversals += 1 }
+            if purchase.revokedAt != nil { written.revokes += 1 }
         }
+        return written
     }
 }
 
 /// The names a seed gives its users, transactions and events: `seed<N>-user<M>`, `seed<N>-<M>`.
 struct SeedNames: Sendable {
+    let seed: UInt64
     let prefix: String
 
-    init(seed: UInt64) { prefix = "seed\(seed)" }
+    init(seed: UInt64) {
+        self.seed = seed
+        prefix = "seed\(seed)"
+    }
 
     func uid(_ user: Int) -> String { "\(prefix)-user\(user)" }
     func transactionId(_ number: Int) -> String { "\(prefix)-\(number)" }

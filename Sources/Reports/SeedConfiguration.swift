@@ -13,6 +13,8 @@ public struct SeedConfiguration: Sendable, Hashable {
     public var seed: UInt64
     /// Purchases per COPY batch (one transaction each).
     public var batchSize: Int
+    /// Batches written at once, each on its own connection.
+    public var parallelBatches = 2
 
     /// Parts per thousand of each kind of event.
     public var productionPerMille = 955
@@ -59,6 +61,9 @@ public struct SeedConfiguration: Sendable, Hashable {
         }
         guard (1...1_000_000).contains(batchSize) else {
             throw ReportError(.invalidInput, "the batch size must be between 1 and 1000000")
+        }
+        guard (1...8).contains(parallelBatches) else {
+            throw ReportError(.invalidInput, "the parallel batches must be between 1 and 8")
         }
     }
 }

@@ -34,7 +34,7 @@ struct SeedRows {
 
     /// 32 bytes standing for the SHA-256 of the evidence: distinct per transaction and event.
     private func digest(_ number: Int, _ salt: UInt64) -> [UInt64] {
-        var random = SeedRandom(seed: UInt64(number) &* 0x9E37_79B9 &+ salt &+ UInt64(names.prefix.utf8.count))
+        var random = SeedRandom(seed: (UInt64(number) &* 0x9E37_79B9 &+ salt) ^ (names.seed &* 0xD6E8_FEB8_6659_FD93))
         return (0..<4).map { _ in random.next() }
     }
 
