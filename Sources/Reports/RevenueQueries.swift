@@ -2,8 +2,9 @@ import Foundation
 import Ledger
 import Postgres
 
-/// The SQL behind the reports. Each reads only the journal entries of its window (an index range
-/// scan on `effective_at`) and looks up each entry's purchase by primary key. The lookups are
+/// The SQL behind the reports. Each reads only the rows of its window: purchases by an index range
+/// scan on `purchased_at`, the other journal entries (refunds, reversals, revokes) by one on
+/// `effective_at`, each looking its purchase up by primary key. The lookups are
 /// `LATERAL (… LIMIT 1)` subqueries, which the planner cannot turn into a hash join over the whole
 /// `purchases` table, so the plan's cost follows the window's rows whatever the statistics say.
 /// Time zone rules are the database's: period boundaries and each entry's period come from the
@@ -69,22 +70,33 @@ enum RevenueQueries {
         let query: PostgresQuery
         if let window {
             // `bounds` holds each period's first instant; width_bucket finds an entry's period with
-            // the same AT TIME ZONE that drew the boundaries.
+            // the same AT TIME ZONE that drew the boundaries. A purchase's entry takes effect when it
+            // was bought (one per purchase, a reconciled invariant), so purchases are read straight
+            // from `purchases` in time order; only the other entries need their purchase looked up.
             query = """
                 WITH bounds AS MATERIALIZED (
                     SELECT array_agg(t.day::timestamp AT TIME ZONE \(window.timeZone)::text ORDER BY t.day) AS starts
                     FROM unnest(\(window.periodStartTexts)::date[]) AS t (day)
+                ),
+                entries AS (
+                    SELECT p.purchased_at AS effective_at, 'purchase'::text AS kind, p.book, p.currency, p.item_kind,
+                           p.item_index, p.ownership, p.price_milli
+                    FROM purchases p
+                    WHERE p.purchased_at >= \(window.startsAt)::timestamptz AND p.purchased_at < \(window.endsAt)::timestamptz
+                    UNION ALL
+                    SELECT j.effective_at, j.kind, p.book, p.currency, p.item_kind, p.item_index, p.ownership, p.price_milli
+                    FROM journal_entries j
+                    CROSS JOIN LATERAL (
+                        SELECT p.book, p.currency, p.item_kind, p.item_index, p.ownership, p.price_milli FROM purchases p
+                        WHERE p.store = j.store AND p.environment = j.environment AND p.transaction_id = j.transaction_id
+                        LIMIT 1
+                    ) p
+                    WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
+                      AND j.kind <> 'purchase'
                 )
-                SELECT width_bucket(j.effective_at, b.starts) AS period, j.kind, p.book, p.currency, p.item_kind,
-                       p.item_index, p.ownership, p.price_milli, count(*) AS entries
-                FROM journal_entries j
-                CROSS JOIN LATERAL (
-                    SELECT p.book, p.currency, p.item_kind, p.item_index, p.ownership, p.price_milli FROM purchases p
-                    WHERE p.store = j.store AND p.environment = j.environment AND p.transaction_id = j.transaction_id
-                    LIMIT 1
-                ) p
-                CROSS JOIN bounds b
-                WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
+                SELECT width_bucket(e.effective_at, b.starts) AS period, e.kind, e.book, e.currency, e.item_kind,
+                       e.item_index, e.ownership, e.price_milli, count(*) AS entries
+                FROM entries e CROSS JOIN bounds b
                 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
                 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
                 """
@@ -123,17 +135,11 @@ enum RevenueQueries {
             FROM unnest(\(window.periodStartTexts)::date[]) AS t (day)
         ),
         bought AS (
-            SELECT width_bucket(j.effective_at, b.starts) AS period, p.book, p.currency, p.item_kind, p.item_index, p.uid
-            FROM journal_entries j
-            CROSS JOIN LATERAL (
-                SELECT p.book, p.currency, p.item_kind, p.item_index, p.uid FROM purchases p
-                WHERE p.store = j.store AND p.environment = j.environment AND p.transaction_id = j.transaction_id
-                  AND p.ownership = 'PURCHASED' AND p.currency IS NOT NULL
-                LIMIT 1
-            ) p
+            SELECT width_bucket(p.purchased_at, b.starts) AS period, p.book, p.currency, p.item_kind, p.item_index, p.uid
+            FROM purchases p
             CROSS JOIN bounds b
-            WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
-              AND j.kind = 'purchase'
+            WHERE p.purchased_at >= \(window.startsAt)::timestamptz AND p.purchased_at < \(window.endsAt)::timestamptz
+              AND p.ownership = 'PURCHASED' AND p.currency IS NOT NULL
         ),
         flagged AS (
             SELECT x.*, NOT EXISTS (
@@ -187,7 +193,7 @@ enum RevenueQueries {
             SELECT e.revocation_reason FROM refund_events e WHERE e.source_event_id = j.refund_event_id LIMIT 1
         ) e ON true
         WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
-          AND j.kind IN ('refund', 'refund_reversal')
+          AND j.kind <> 'purchase' AND j.kind IN ('refund', 'refund_reversal')
         ORDER BY j.effective_at, j.transaction_id, j.entry_id
         LIMIT \(limit)
         """

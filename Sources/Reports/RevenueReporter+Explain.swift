@@ -2,13 +2,14 @@ import Postgres
 
 extension RevenueReporter {
     /// The plans of the daily report's period queries, as `EXPLAIN (ANALYZE, BUFFERS)` prints them
-    /// when run with the report's own SQL and parameters: each should read `journal_entries` by an
-    /// index range scan on `journal_entries_by_effective_at`, however long the history.
+    /// when run with the report's own SQL and parameters: each should read its period by index range
+    /// scans (`purchases_by_purchased_at`, `journal_entries_changes_by_effective_at`,
+    /// `journal_entries_by_effective_at`), however long the history.
     public func explainDaily(
         date: CalendarDate, options: ReportOptions = ReportOptions()
     ) async throws -> [(query: String, plan: [String])] {
         try await client.withTransaction(.init(isolation: .repeatableRead, readOnly: true)) { connection in
-            try await Self.requireKnownTimeZone(options.timeZone, on: connection)
+            try await Self.prepare(connection, timeZone: options.timeZone)
             let days = (0..<Self.trendDays).reversed().map { date.adding(days: -$0) }
             let periods = try await RevenueQueries.periods(
                 days.map { $0...$0 }, timeZone: options.timeZone, on: connection)

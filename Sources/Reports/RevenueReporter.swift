@@ -26,7 +26,7 @@ public struct RevenueReporter: Sendable {
     {
         try Self.validate(options)
         return try await client.withTransaction(.init(isolation: .repeatableRead, readOnly: true)) { connection in
-            try await Self.requireKnownTimeZone(options.timeZone, on: connection)
+            try await Self.prepare(connection, timeZone: options.timeZone)
             let day: CalendarDate
             if let date {
                 day = date
@@ -71,7 +71,7 @@ public struct RevenueReporter: Sendable {
             )
         }
         return try await client.withTransaction(.init(isolation: .repeatableRead, readOnly: true)) { connection in
-            try await Self.requireKnownTimeZone(options.timeZone, on: connection)
+            try await Self.prepare(connection, timeZone: options.timeZone)
             let periods = try await RevenueQueries.periods(ranges, timeZone: options.timeZone, on: connection)
             let figures = try await Self.figures(periods, options: options, on: connection)
             let whole: PeriodFigures
@@ -96,6 +96,12 @@ public struct RevenueReporter: Sendable {
         guard (0...100_000).contains(options.refundListLimit) else {
             throw ReportError(.invalidInput, "the refund list limit must be between 0 and 100000")
         }
+    }
+
+    /// Lets the report's sorts and groupings stay in memory, then checks the time zone.
+    static func prepare(_ connection: PostgresConnection, timeZone: String) async throws {
+        try await connection.query("SET LOCAL work_mem = '64MB'")
+        try await requireKnownTimeZone(timeZone, on: connection)
     }
 
     static func requireKnownTimeZone(_ name: String, on connection: PostgresConnection) async throws {

@@ -94,12 +94,9 @@ struct SeedTests {
             #expect(plans.count == 4)
             for (query, plan) in plans {
                 let text = plan.joined(separator: "\n")
-                #expect(text.contains("journal_entries_by_effective_at"), "\(query):\n\(text)")
-                #expect(!text.contains("Seq Scan on journal_entries"), "\(query):\n\(text)")
-                #expect(
-                    !text.contains("Seq Scan on purchases") && !text.contains("Seq Scan on postings"),
-                    "\(query):\n\(text)")
-                #expect(!text.contains("Seq Scan on refund_events"), "\(query):\n\(text)")
+                let byPeriod = text.contains("_by_effective_at") || text.contains("purchases_by_purchased_at")
+                #expect(byPeriod, "\(query):\n\(text)")
+                #expect(!text.contains("Seq Scan"), "\(query):\n\(text)")
             }
         }
     }
