@@ -79,7 +79,7 @@ public enum RevenueMarkdown {
     ) {
         let zone = report.options.timeZone
         let whole = report.whole
-        let noun = ["day": "day", "week": "week", "month": "month"][grouping.rawValue]!
+        let noun = grouping.rawValue
         document.heading(1, "Revenue report for \(first) to \(last) by \(noun) (\(zone))")
         var periodText =
             "**Range:** \(first) to \(last) in \(zone), from \(whole.period.startsAtUTC) UTC to "
