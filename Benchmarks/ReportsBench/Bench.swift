@@ -9,10 +9,11 @@ import Reports
 /// the median of warm runs), the range report for its month, and EXPLAIN (ANALYZE, BUFFERS) of the
 /// report's period query so the plan shows its index range scan.
 ///
-///     ReportsBench [purchases] [days] [--keep DIR]
+///     ReportsBench [purchases] [days] [--keep DIR] [--runs K]
 ///
 /// Defaults: 1,000,000 purchases over 365 days. With `--keep DIR` the cluster lives in DIR and is
-/// left there (seeded once, reused on the next run with the same DIR).
+/// left there (seeded once, reused on the next run with the same DIR); `--runs K` sets how many warm
+/// daily reports are timed after the first (default 9).
 @main
 struct Bench {
     static func main() async throws {
@@ -20,6 +21,13 @@ struct Bench {
         var keep: String?
         if let index = arguments.firstIndex(of: "--keep"), index + 1 < arguments.count {
             keep = arguments[index + 1]
+            arguments.removeSubrange(index...(index + 1))
+        }
+        var warmRuns = 9
+        if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count,
+            let runs = Int(arguments[index + 1]), runs > 0
+        {
+            warmRuns = runs
             arguments.removeSubrange(index...(index + 1))
         }
         let purchases = arguments.first.flatMap(Int.init) ?? 1_000_000
@@ -47,7 +55,7 @@ struct Bench {
         let settings = try await admin.query(
             "SELECT current_setting('fsync'), current_setting('synchronous_commit'), current_setting('shared_buffers'), version()"
         ).single()
-        print("server:", try settings.decode((String, String, String, String).self))
+        say("server: \(try settings.decode((String, String, String, String).self))")
         await admin.shutdown()
 
         let client = PostgresClient(
@@ -63,20 +71,20 @@ struct Bench {
             let began = clock.now
             let summary = try await seeder.seed(SeedConfiguration(purchases: purchases, days: days, lastDay: lastDay))
             let seedTime = clock.now - began
-            print(
+            say(
                 "seed: \(summary.purchases) purchases, \(summary.refunds) refunds, \(summary.users) users, "
                     + "\(summary.journalEntries) journal entries over \(days) days in \(seconds(seedTime)) s "
                     + "(\(Int(Double(summary.purchases) / max(0.001, seconds(seedTime)))) purchases/s)")
             let vacuumBegan = clock.now
             try await seeder.vacuum()
-            print("vacuum analyze: \(seconds(clock.now - vacuumBegan)) s")
+            say("vacuum analyze: \(seconds(clock.now - vacuumBegan)) s")
         } else {
-            print("reusing \(seeded) seeded purchases in \(folder)")
+            say("reusing \(seeded) seeded purchases in \(folder)")
         }
         let sizes = try await client.query(
             "SELECT pg_size_pretty(pg_database_size('bench')), (SELECT count(*) FROM journal_entries), (SELECT count(*) FROM postings)"
         ).single().decode((String, Int, Int).self)
-        print("database: \(sizes.0), \(sizes.1) journal entries, \(sizes.2) postings")
+        say("database: \(sizes.0), \(sizes.1) journal entries, \(sizes.2) postings")
 
         let reporter = RevenueReporter(client: client, logger: logger)
         let output = folder + "/reports"
@@ -88,12 +96,12 @@ struct Bench {
         }
         let (cold, report) = try await dailyReport()
         var warm: [Duration] = []
-        for _ in 0..<9 { warm.append(try await dailyReport().0) }
+        for _ in 0..<warmRuns { warm.append(try await dailyReport().0) }
         warm.sort()
         let production = report.whole.total(book: LedgerBook.production, currency: "KRW")
-        print(
+        say(
             "daily report \(lastDay) Asia/Seoul (queries + CSV + Markdown + atomic writes): first \(ms(cold)) ms, "
-                + "median of 9 \(ms(warm[4])) ms, min \(ms(warm[0])) ms, max \(ms(warm[8])) ms; "
+                + "median of \(warmRuns) \(ms(warm[warmRuns / 2])) ms, min \(ms(warm[0])) ms, max \(ms(warm[warmRuns - 1])) ms; "
                 + "the day: \(production.purchases) KRW purchases, \(production.refunds) refunds, reconciled \(report.reconciled)"
         )
 
@@ -102,18 +110,24 @@ struct Bench {
             from: CalendarDate(year: 2025, month: 6, day: 1)!, through: lastDay, by: .day,
             options: ReportOptions(timeZone: "Asia/Seoul"))
         _ = try ReportWriter(outputDirectory: output, logger: logger).write(month, formats: ReportFormat.allCases)
-        print("range report 2025-06-01 to \(lastDay) by day: \(ms(clock.now - rangeBegan)) ms")
+        say("range report 2025-06-01 to \(lastDay) by day: \(ms(clock.now - rangeBegan)) ms")
 
         // The plans of the report's own queries: index range scans on journal_entries_by_effective_at.
         for (label, plan) in try await reporter.explainDaily(
             date: lastDay, options: ReportOptions(timeZone: "Asia/Seoul"))
         {
-            print("EXPLAIN \(label):")
-            for line in plan { print("   ", line) }
+            say("EXPLAIN \(label):")
+            for line in plan { say("    " + line) }
         }
         await client.shutdown()
         try await cluster.stop()
-        print("report files in \(output)\(keep == nil ? " (removed with the cluster)" : "")")
+        say("report files in \(output)\(keep == nil ? " (removed with the cluster)" : "")")
+    }
+
+    /// One line to standard output, written at once (not held in a buffer when output is a file,
+    /// so a long seed shows its progress).
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     static func seconds(_ duration: Duration) -> Double {
