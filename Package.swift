@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // Tests only: reads the reports' CSV back with a real RFC 4180 parser.
+        .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
     ],
     targets: [
         // libpq, from Debian's libpq-dev (pkg-config name "libpq").
@@ -90,11 +92,23 @@ let package = Package(
             swiftSettings: strict,
             plugins: ["EmbedOpenAPI"]
         ),
+        // Revenue reports from the ledger: figures per day, item and currency, as CSV and Markdown;
+        // the "report totals equal ledger totals" check; synthetic data for benchmarks and demos.
+        .target(
+            name: "Reports",
+            dependencies: [
+                "Ledger",
+                "Postgres",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "shopledger",
             dependencies: [
                 "ShopServer",
                 "Ledger",
+                "Reports",
                 "Postgres",
                 "Receipts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -126,6 +140,10 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Benchmarks/ReceiptsBench", swiftSettings: strict),
+        .executableTarget(
+            name: "ReportsBench",
+            dependencies: ["Reports", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/ReportsBench", swiftSettings: strict),
 
         .executableTarget(
             name: "LoadBench",
@@ -154,6 +172,10 @@ let package = Package(
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ReportsTests", dependencies: [
+            "Reports", "Ledger", "Postgres", "Receipts", "TestSupport",
+            .product(name: "CSV", package: "CSV.swift"),
+        ], swiftSettings: strict),
         .testTarget(name: "ShopServerTests", dependencies: [
             "ShopServer", "Ledger", "TestSupport",
             .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -27,7 +27,7 @@ run LedgerBench .build/release/LedgerBench
 run PostgresBench .build/release/PostgresBench 5
 run ReceiptsBench taskset -c 0 .build/release/ReceiptsBench 20000
 if [ -x .build/release/ReportsBench ]; then
-    run ReportsBench .build/release/ReportsBench ${REPORTS_ARGS:-}
+    run ReportsBench .build/release/ReportsBench ${REPORTS_ARGS:-1000000}
 fi
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Ledger
 import Postgres
+import Reports
 
 /// `shopledger reconcile`: runs every ledger invariant against the database and prints what each
 /// check examined and which rows failed. Exit status 0 when all pass, 1 when any fails.
@@ -12,7 +13,8 @@ struct ReconcileCommand: AsyncParsableCommand {
             Runs in one read-only snapshot: postings balance per entry and currency; one purchase entry \
             per purchase; entry postings match their purchase; receivable equals purchases minus refunds; \
             grants equal the replay of their history; live grants are backed by live purchases or are free; \
-            refund events are applied; equipped items are owned; append-only triggers are in place. \
+            refund events are applied; equipped items are owned; append-only triggers are in place; report totals \
+            equal the ledger's revenue and refunds postings. \
             Exit status: 0 all passed, 1 a check failed.
             """)
 
@@ -31,7 +33,9 @@ struct ReconcileCommand: AsyncParsableCommand {
     func run() async throws {
         let failureLimit = maxFailures
         let report = try await database.withClient { client in
-            try await Reconciler(client: client, checks: LedgerInvariants.all, failureLimit: failureLimit).run()
+            try await Reconciler(
+                client: client, checks: LedgerInvariants.all + [ReportTotalsCheck()], failureLimit: failureLimit
+            ).run()
         }
         print(json ? try report.json() : report.text)
         if !report.passed { throw ExitCode(1) }

@@ -6,8 +6,8 @@ struct ShopLedgerCommand: AsyncParsableCommand {
         commandName: "shopledger",
         abstract: "ShopLedger: verifies in-app purchases, keeps the ledger, serves the shop API, writes revenue reports.",
         subcommands: [
-            ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, StubReceiptCommand.self, StubNotificationCommand.self,
-            VerifyTransactionCommand.self,
+            ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, ReportCommand.self, SeedCommand.self,
+            StubReceiptCommand.self, StubNotificationCommand.self, VerifyTransactionCommand.self,
         ])
 
     static func main() async {

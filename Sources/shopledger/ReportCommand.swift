@@ -1,0 +1,164 @@
+import ArgumentParser
+import Foundation
+import Ledger
+import Logging
+import Reports
+
+/// `shopledger report daily|range`: revenue reports from the ledger as CSV and Markdown.
+struct ReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Write revenue reports (CSV and Markdown) from the ledger.",
+        subcommands: [DailyReportCommand.self, RangeReportCommand.self])
+}
+
+/// Options every report takes.
+struct ReportOutputOptions: ParsableArguments {
+    @Option(
+        name: .customLong("tz"), help: "IANA time zone that defines a day, e.g. UTC, Asia/Seoul, America/Los_Angeles.")
+    var timeZone = "UTC"
+
+    @Option(name: .customLong("out"), help: "Folder the report's folder is written in.")
+    var outputDirectory = "reports"
+
+    @Option(help: "Files to write: csv, md or csv,md.")
+    var format = "csv,md"
+
+    @Option(
+        help: "Estimated store commission as a fraction: 0.30 (App Store standard) or 0.15 (Small Business Program).")
+    var commission = "0.30"
+
+    @Option(
+        help: "What to reconcile: period (this report's rows) or full (every ledger invariant over all of history).")
+    var reconcile = "period"
+
+    func validate() throws {
+        guard TimeZone(identifier: timeZone) != nil || timeZone == "UTC" else {
+            throw ValidationError(
+                "--tz '\(timeZone)' is not a time zone name; use one such as UTC, Asia/Seoul or America/Los_Angeles.")
+        }
+        _ = try formats()
+        _ = try options()
+    }
+
+    func formats() throws -> [ReportFormat] {
+        do {
+            let formats = try ReportFormat.list(format)
+            guard !formats.isEmpty else { throw ValidationError("--format names no format; use csv, md or csv,md.") }
+            return formats
+        } catch let error as ReportError {
+            throw ValidationError("--format: \(error.message)")
+        }
+    }
+
+    func options() throws -> ReportOptions {
+        guard let rate = CommissionRate(decimal: commission) else {
+            throw ValidationError(
+                "--commission must be a fraction between 0 and 1 with at most 6 decimals, e.g. 0.30 or 0.15.")
+        }
+        guard let scope = ReportOptions.Reconciliation(rawValue: reconcile) else {
+            throw ValidationError("--reconcile must be period or full.")
+        }
+        return ReportOptions(timeZone: timeZone, commission: rate, reconciliation: scope)
+    }
+
+    /// Writes the report and prints where; exit status 1 when its reconciliation failed.
+    func write(_ report: RevenueReport, logger: Logger) throws {
+        let paths = try ReportWriter(outputDirectory: outputDirectory, logger: logger).write(
+            report, formats: try formats())
+        for path in paths { print("wrote \(path)") }
+        if !report.reconciled {
+            let failed = report.reconciliation.filter { !$0.passed }.map(\.name).joined(separator: ", ")
+            FileHandle.standardError.write(
+                Data(
+                    ("report: reconciliation failed (\(failed)); the figures disagree with the ledger, see the report's last section\n")
+                        .utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+extension ReportOutputOptions {
+    static func parseDate(_ text: String, option: String) throws -> CalendarDate {
+        guard let date = CalendarDate(text) else {
+            throw ValidationError("\(option) must be a date as YYYY-MM-DD, e.g. 2025-03-09.")
+        }
+        return date
+    }
+}
+
+/// `shopledger report daily`: the nightly job.
+struct DailyReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daily",
+        abstract: "Write the revenue report of one day (default: yesterday in --tz).",
+        discussion: """
+            Writes OUT/YYYY-MM-DD/revenue.csv and revenue.md, each atomically (a temporary file renamed \
+            over the old one). Purchases count on the day they were made; refunds on the day the store \
+            processed them. Running it again over the same ledger writes the same bytes. Exit status: 0 \
+            written, 1 the report's reconciliation failed (the files are still written) or it could not be made.
+            """)
+
+    @Option(help: "The day, YYYY-MM-DD. Default: yesterday in --tz.")
+    var date: String?
+
+    @OptionGroup var output: ReportOutputOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        if let date { _ = try ReportOutputOptions.parseDate(date, option: "--date") }
+    }
+
+    func run() async throws {
+        let logger = CommandLogging.logger()
+        let options = try output.options()
+        let day = try date.map { try ReportOutputOptions.parseDate($0, option: "--date") }
+        let report = try await database.withClient(logger: logger) { client in
+            try await RevenueReporter(client: client, logger: logger).daily(date: day, options: options)
+        }
+        try output.write(report, logger: logger)
+    }
+}
+
+/// `shopledger report range`: ad-hoc periods.
+struct RangeReportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "range",
+        abstract: "Write the revenue report of a range of days, per day, week or month.",
+        discussion: """
+            Writes OUT/FROM_TO_by-GROUPING/revenue.csv and revenue.md. --from and --to are included. \
+            Weeks run Monday to Sunday; the first and last period are clipped to the range.
+            """)
+
+    @Option(help: "First day, YYYY-MM-DD.")
+    var from: String
+
+    @Option(help: "Last day (included), YYYY-MM-DD.")
+    var to: String
+
+    @Option(help: "Periods: day, week or month.")
+    var by = "day"
+
+    @OptionGroup var output: ReportOutputOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        let first = try ReportOutputOptions.parseDate(from, option: "--from")
+        let last = try ReportOutputOptions.parseDate(to, option: "--to")
+        guard first <= last else { throw ValidationError("--from \(first) is after --to \(last).") }
+        guard ReportGrouping(rawValue: by) != nil else { throw ValidationError("--by must be day, week or month.") }
+    }
+
+    func run() async throws {
+        let logger = CommandLogging.logger()
+        let options = try output.options()
+        let first = try ReportOutputOptions.parseDate(from, option: "--from")
+        let last = try ReportOutputOptions.parseDate(to, option: "--to")
+        let grouping = ReportGrouping(rawValue: by)!
+        let report = try await database.withClient(logger: logger) { client in
+            try await RevenueReporter(client: client, logger: logger).range(
+                from: first, through: last, by: grouping, options: options)
+        }
+        try output.write(report, logger: logger)
+    }
+}

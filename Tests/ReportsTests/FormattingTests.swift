@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@testable import Reports
+
+@Suite("Dates, rates and amounts")
+struct FormattingTests {
+    @Test("CalendarDate parses YYYY-MM-DD only and does calendar arithmetic")
+    func calendarDates() {
+        #expect(CalendarDate("2024-02-29")?.description == "2024-02-29")
+        for bad in [
+            "2023-02-29", "2025-13-01", "2025-1-01", "20250101", "2025-01-01T00:00", "", "0000-01-01", "２０２５-01-01",
+        ] {
+            #expect(CalendarDate(bad) == nil, "\(bad)")
+        }
+        #expect(day("2025-03-09").adding(days: 1) == day("2025-03-10"))
+        #expect(day("2024-12-31").adding(days: 1) == day("2025-01-01"))
+        #expect(day("2024-03-01").adding(days: -1) == day("2024-02-29"))
+        #expect(day("1970-01-01").daysSinceEpoch == 0)
+        #expect(day("2025-03-09").days(to: day("2025-11-02")) == 238)
+        #expect(day("2025-03-09").isoWeekday == 7)  // a Sunday
+        #expect(day("2025-03-10").isoWeekday == 1)
+        #expect(day("2025-03-09").startOfWeek == day("2025-03-03"))
+        #expect(day("2025-12-15").startOfNextMonth == day("2026-01-01"))
+    }
+
+    @Test("commission rates parse exactly from decimals and round half up per unit to the minor unit")
+    func commissionRates() {
+        #expect(CommissionRate(decimal: "0.30")?.partsPerMillion == 300_000)
+        #expect(CommissionRate(decimal: "0.15")?.description == "0.15")
+        #expect(CommissionRate(decimal: "0.275")?.percentText == "27.5%")
+        #expect(CommissionRate(decimal: "1")?.description == "1.00")
+        #expect(CommissionRate(decimal: "0")?.description == "0.00")
+        for bad in ["", "30", "1.5", "-0.1", "0.1234567", ".3", "0,3", "0.3x", "1.01"] {
+            #expect(CommissionRate(decimal: bad) == nil, "\(bad)")
+        }
+        let standard = CommissionRate.standard
+        #expect(standard.commissionMilli(onUnitPriced: 990, currency: "USD") == 300)  // 0.297 → 0.30
+        #expect(standard.commissionMilli(onUnitPriced: 1_200_000, currency: "KRW") == 360_000)
+        #expect(CommissionRate(decimal: "0.15")!.commissionMilli(onUnitPriced: 1_100_000, currency: "KRW") == 165_000)
+        let small = CommissionRate(decimal: "0.15")!
+        #expect(small.commissionMilli(onUnitPriced: 10_000, currency: "KRW") == 2_000)  // ₩1.5 → ₩2
+        #expect(small.commissionMilli(onUnitPriced: 3_000, currency: "KRW") == 0)  // ₩0.45 → ₩0
+        #expect(standard.commissionMilli(onUnitPriced: 1_235, currency: "KWD") == 371)  // 0.3705 → 0.371 (fils)
+        #expect(standard.commissionMilli(onUnitPriced: 0, currency: "USD") == 0)
+    }
+
+    @Test("amounts show the currency's own precision, exactly, and never round")
+    func amounts() {
+        #expect(CurrencyFormat.amount(2_500_000, currency: "KRW") == "2500")
+        #expect(CurrencyFormat.amount(2_500_000, currency: "KRW", grouping: true) == "2,500")
+        #expect(CurrencyFormat.amount(-1_234_567_000, currency: "KRW", grouping: true) == "-1,234,567")
+        #expect(CurrencyFormat.amount(990, currency: "USD") == "0.99")
+        #expect(CurrencyFormat.amount(-1_990, currency: "USD") == "-1.99")
+        #expect(CurrencyFormat.amount(0, currency: "USD") == "0.00")
+        #expect(CurrencyFormat.amount(1_234, currency: "KRW") == "1.234")  // not a whole won: all decimals
+        #expect(CurrencyFormat.amount(995, currency: "USD") == "0.995")
+        #expect(CurrencyFormat.amount(1_500, currency: "KWD") == "1.500")
+        #expect(CurrencyFormat.amount(300_000, currency: "JPY") == "300")
+        #expect(CurrencyFormat.roundedQuotient(10_000, dividedBy: 7, currency: "USD") == 1_430)  // 1.428… → 1.43
+        #expect(CurrencyFormat.roundedQuotient(-3_500_000, dividedBy: 7, currency: "KRW") == -500_000)
+    }
+
+    @Test("CSV fields are quoted per RFC 4180 and formula-looking text is defused")
+    func csvFields() {
+        #expect(RevenueCSV.field("기본 새싹") == "기본 새싹")
+        #expect(RevenueCSV.field("a,b") == "\"a,b\"")
+        #expect(RevenueCSV.field("say \"hi\"") == "\"say \"\"hi\"\"\"")
+        #expect(RevenueCSV.field("two\nlines") == "\"two\nlines\"")
+        #expect(RevenueCSV.field("=HYPERLINK(1)") == "'=HYPERLINK(1)")
+        #expect(RevenueCSV.field("-2500") == "-2500")
+        #expect(RevenueCSV.field("-x") == "'-x")
+    }
+
+    @Test("Markdown tables escape pipes and measure Hangul as two columns")
+    func markdownTables() {
+        var table = MarkdownTable([("item", .left), ("n", .right)])
+        table.append(["튼튼 새싹", "1"])
+        table.append(["a|b", "12"])
+        #expect(
+            table.render() == """
+                | item      |   n |
+                | --------- | --: |
+                | 튼튼 새싹 |   1 |
+                | a\\|b      |  12 |
+
+                """)
+    }
+
+    @Test("report formats parse from a list")
+    func formats() throws {
+        #expect(try ReportFormat.list("csv,md") == [.csv, .md])
+        #expect(try ReportFormat.list("md") == [.md])
+        #expect(try ReportFormat.list("MD, csv,md") == [.md, .csv])
+        #expect(throws: ReportError.self) { try ReportFormat.list("pdf") }
+    }
+}

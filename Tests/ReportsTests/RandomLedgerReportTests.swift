@@ -1,0 +1,123 @@
+import Foundation
+import Ledger
+import Receipts
+import Reports
+import TestSupport
+import Testing
+
+/// A random ledger (several currencies, refunds days later, reversals, family sharing, test
+/// traffic), recorded through `LedgerStore`; every daily report over it, in two time zones, is
+/// compared with figures computed here from the generated events.
+@Suite("Daily reports match figures computed from the generated purchases")
+struct RandomLedgerReportTests {
+    static let prices: [String: (Int64, Int64)] = [
+        "KRW": (1_200_000, 2_500_000), "USD": (990, 1_990), "JPY": (160_000, 300_000),
+    ]
+
+    /// Records a seeded random ledger over 2025-03-03 … 2025-03-07 (UTC) and returns its events.
+    static func recordRandomLedger(_ ledger: LedgerStore, seed: UInt64) async throws -> TestLedgerEvents {
+        var random = SeededGenerator(seed: seed)
+        var events = TestLedgerEvents()
+        let users = (0..<25).map { "user\($0)" }
+        for uid in users { _ = try await ledger.register(uid: uid, profile: testProfile) }
+        let start = instant("2025-03-03T00:00:00Z").timeIntervalSince1970
+        let items = (1...4).map(ItemID.face) + (1...7).map(ItemID.background)
+        for number in 0..<140 {
+            let at = Date(timeIntervalSince1970: start + Double(Int.random(in: 0..<(5 * 86_400), using: &random)))
+            let item = items.randomElement(using: &random)!
+            let uid = users.randomElement(using: &random)!
+            let bookRoll = Int.random(in: 0..<100, using: &random)
+            let environment: StoreEnvironment = bookRoll < 85 ? .production : .sandbox
+            let store: VerifiedTransaction.Store = bookRoll >= 93 ? .stub : .appStore
+            let production = store == .appStore && environment == .production
+            let bought = !(production && Int.random(in: 0..<100, using: &random) < 6)
+            let currency = ["KRW", "KRW", "KRW", "USD", "JPY"].randomElement(using: &random)!
+            let cheap = item == .face(1) || (item.kind == .background && item.index <= 3)
+            let price: Int64? =
+                Int.random(in: 0..<100, using: &random) < 4 ? nil : (cheap ? prices[currency]!.0 : prices[currency]!.1)
+            let id = "t\(number)"
+            let outcome = try await ledger.recordPurchase(
+                transaction(
+                    id, item: item, at: at, price: price, currency: currency, store: store,
+                    environment: store == .stub ? .stub : environment, ownership: bought ? .purchased : .familyShared),
+                for: uid)
+            guard case .recorded = outcome else {
+                throw ReportError(.invalidInput, "purchase \(id) was not recorded: \(outcome)")
+            }
+            events.sales.append(
+                .init(
+                    transactionId: id, uid: uid, item: item, production: production, bought: bought, priceMilli: price,
+                    currency: price == nil ? nil : currency, at: at))
+            // Refunds (of bought purchases in any book), some reversed later.
+            if bought, Int.random(in: 0..<100, using: &random) < 25 {
+                let refundAt = at.addingTimeInterval(Double(Int.random(in: 3_600..<(3 * 86_400), using: &random)))
+                _ = try await ledger.recordRefundEvent(
+                    refundEvent(
+                        "r\(number)", .refund, for: id, at: refundAt, store: store,
+                        environment: store == .stub ? .stub : environment))
+                events.refunds.append(.init(transactionId: id, at: refundAt, reversal: false))
+                if Int.random(in: 0..<100, using: &random) < 30 {
+                    let reversalAt = refundAt.addingTimeInterval(
+                        Double(Int.random(in: 3_600..<(2 * 86_400), using: &random)))
+                    _ = try await ledger.recordRefundEvent(
+                        refundEvent(
+                            "v\(number)", .refundReversal, for: id, at: reversalAt, store: store,
+                            environment: store == .stub ? .stub : environment))
+                    events.refunds.append(.init(transactionId: id, at: reversalAt, reversal: true))
+                }
+            }
+        }
+        return events
+    }
+
+    @Test(
+        "every day's CSV rows, in UTC and Asia/Seoul, equal the independently computed figures",
+        arguments: ["UTC", "Asia/Seoul"])
+    func everyDayMatches(zone: String) async throws {
+        try await withReportLedger { db, ledger in
+            let events = try await Self.recordRandomLedger(ledger, seed: 42)
+            let reporter = RevenueReporter(client: db.client)
+            try await withTemporaryFolder { folder in
+                var daysWithActivity = 0
+                for date in (2...9).map({ day("2025-03-0\($0)") }) {
+                    let report = try await reporter.daily(date: date, options: ReportOptions(timeZone: zone))
+                    let written = try writeAndRead(report, to: folder)
+                    let expected = events.expected(day: "\(date)", zone: zone)
+                    if !expected.isEmpty { daysWithActivity += 1 }
+                    var seen = Set<TestLedgerEvents.Key>()
+                    for row in written.rows where row["book"] == "production" && row["currency"] != "" {
+                        let key = TestLedgerEvents.Key(
+                            currency: row["currency"]!, kind: ItemKind(rawValue: row["item_kind"]!),
+                            index: Int(row["item_index"]!))
+                        seen.insert(key)
+                        #expect(
+                            row["period_start"] == "\(date)" && row["period_end"] == "\(date)"
+                                && row["time_zone"] == zone)
+                        #expect(TestLedgerEvents.Figures(csv: row) == expected[key], "\(date) \(zone) \(key)")
+                        let figures = TestLedgerEvents.Figures(csv: row)
+                        #expect(milli(row["net_revenue"]) == figures.net)
+                        #expect(milli(row["estimated_proceeds"]) == figures.proceeds)
+                    }
+                    #expect(
+                        seen == Set(expected.keys),
+                        "\(date) \(zone): rows for \(seen.subtracting(expected.keys)), missing \(Set(expected.keys).subtracting(seen))"
+                    )
+                    // The Markdown headline shows the same KRW gross and net.
+                    if let krw = expected[.init(currency: "KRW", kind: nil, index: nil)] {
+                        let markdown = written.markdown
+                        let gross = CurrencyFormat.amount(krw.gross, currency: "KRW", grouping: true)
+                        let net = CurrencyFormat.amount(krw.net, currency: "KRW", grouping: true)
+                        #expect(
+                            markdown.contains(try Regex("\\| gross +\\| +\(gross) \\|")),
+                            "\(date) \(zone) gross \(gross)")
+                        #expect(
+                            markdown.contains(try Regex("\\| net revenue +\\| +\(net) \\|")),
+                            "\(date) \(zone) net \(net)")
+                    }
+                    #expect(report.reconciled)
+                }
+                #expect(daysWithActivity >= 5)
+            }
+        }
+    }
+}
