@@ -75,10 +75,11 @@ curl -fsS -X POST -H 'Authorization: Bearer dev:fuzz' "$BASE/api/v1/me" >/dev/nu
 echo "fuzz-openapi: schemathesis $(schemathesis --version | awk '{print $NF}') against $BASE/openapi.yaml, seed $SEED, $MAX_EXAMPLES examples per operation and phase"
 run() {
     local name="$1"; shift
-    schemathesis run "$BASE/openapi.yaml" --url "$BASE" --checks "$CHECKS" \
+    # From the scratch folder: schemathesis keeps a .schemathesis/ cache in the current directory.
+    (cd "$WORK" && schemathesis run "$BASE/openapi.yaml" --url "$BASE" --checks "$CHECKS" \
         --max-examples "$MAX_EXAMPLES" --seed "$SEED" --workers 2 --request-timeout 30 \
         --suppress-health-check all --warnings off --no-color \
-        --report ndjson --report-ndjson-path "$WORK/$name.ndjson" "$@"
+        --report ndjson --report-ndjson-path "$WORK/$name.ndjson" "$@")
 }
 failed=0
 run user -H 'Authorization: Bearer dev:fuzz' --exclude-path-regex '^/api/v1/admin' || failed=1
