@@ -1,12 +1,13 @@
 # ShopLedger — the two commands of the README, and a few more.
 #   make run    install what is missing, build, serve on 127.0.0.1:8080 with a private PostgreSQL
 #   make test   install what is missing, run every test against a throwaway PostgreSQL
+#   make test-faults   the reliability scenarios in full, then schemathesis (README, "Reliability")
 
 SWIFT ?= swift
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: run test build bench deps clean
+.PHONY: run test test-faults build bench deps clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -24,6 +25,15 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# Reliability, in full (a few minutes more than `make test`, which runs the quick scenarios): the real
+# `shopledger serve` killed with SIGKILL, PostgreSQL crashed, SIGTERM under load, with longer loads;
+# the storms and the mutation fuzzers again; then schemathesis against /openapi.yaml (installed from
+# PyPI when missing). `swift build --build-tests` builds the shopledger binary the scenarios spawn.
+test-faults: deps
+	$(SWIFT) build --build-tests
+	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter 'FaultTests|StormTests|TruncationFuzzTests|MutationFuzzTests'
+	./scripts/fuzz-openapi.sh
 
 # Figures, not pass/fail: release builds; each benchmark starts (and stops) its own PostgreSQL, LoadBench
 # also the release server. Prints the figures and writes docs/performance.md.

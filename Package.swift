@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // Tests only: reads the reports' CSV back with a real RFC 4180 parser.
         .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
+        // Test-only: FaultTests drive the real `shopledger serve` process over HTTP.
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // libpq, from Debian's libpq-dev (pkg-config name "libpq").
@@ -185,6 +187,16 @@ let package = Package(
             .product(name: "SwiftASN1", package: "swift-asn1"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Yams", package: "Yams"),
+        ], swiftSettings: strict),
+        // Fault tests (`make test-faults`; a fast subset runs in `make test`): spawn the built
+        // `shopledger serve` against a private cluster, kill it, stop PostgreSQL under load, SIGTERM.
+        .testTarget(name: "FaultTests", dependencies: [
+            "Ledger", "Postgres", "Receipts", "TestSupport",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: strict),
     ]
 )

@@ -6,14 +6,27 @@ public struct UserProfile: Sendable, Hashable {
     /// The profile as JSON object text.
     public let json: String
 
-    /// Wraps JSON text; it must be a JSON object.
+    /// Wraps JSON text; it must be a JSON object, and no string in it may contain U+0000.
     public init(json: String) throws {
         guard let data = json.data(using: .utf8),
-            (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) is [String: Any]
+            let object = (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) as? [String: Any]
         else {
             throw LedgerError(.invalidInput, "a user profile must be a JSON object")
         }
+        // Valid JSON (`"\u0000"`), but PostgreSQL's jsonb refuses it (22P05): refuse it here, as input.
+        guard !Self.containsNUL(object) else {
+            throw LedgerError(.invalidInput, "a user profile cannot contain the character U+0000")
+        }
         self.json = json
+    }
+
+    private static func containsNUL(_ value: Any) -> Bool {
+        switch value {
+        case let text as String: text.unicodeScalars.contains("\u{0}")
+        case let object as [String: Any]: object.contains { containsNUL($0.key) || containsNUL($0.value) }
+        case let array as [Any]: array.contains { containsNUL($0) }
+        default: false
+        }
     }
 
     /// Encodes a value (any `Encodable` that encodes as an object) with sorted keys.

@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import Postgres
+import TestSupport
+
+/// A PostgreSQL cluster of one fault scenario's own (never the shared test cluster, which every other
+/// suite of the test process is using): the scenario may kill it (`pg_ctl stop -m immediate`, a crash as
+/// far as PostgreSQL is concerned) and start it again.
+///
+/// Durable (fsync and synchronous_commit on), like production: an acknowledged commit must survive the
+/// server being killed, which a throwaway cluster with `synchronous_commit=off` does not promise.
+struct FaultCluster: Sendable {
+    let folder: String
+    let local: LocalPostgres
+    let url: String
+
+    private var dataDirectory: String { folder + "/data" }
+
+    /// Creates and starts a cluster under `folder` (registered for clean-up at exit).
+    static func start(in folder: String) async throws -> FaultCluster {
+        FaultResources.register(folder: folder)
+        var logger = Logger(label: "shopledger.fault-cluster")
+        logger.logLevel = .warning
+        let local = try LocalPostgres(
+            options: .init(dataDirectory: folder + "/data", port: try TestCluster.freePort(), durable: true), logger: logger)
+        let running = try await local.start()
+        return FaultCluster(folder: folder, local: local, url: running.url(database: "postgres"))
+    }
+
+    /// Stops PostgreSQL the way a crash would: every backend is killed at once, nothing is flushed, the
+    /// next start runs crash recovery.
+    func stopImmediately() async throws {
+        try await PostgresBinaries.pgCtl(["-D", dataDirectory, "-m", "immediate", "-w", "-t", "30", "stop"])
+    }
+
+    /// Starts it again (after a crash this includes recovery); returns when it accepts connections.
+    func restart() async throws {
+        _ = try await local.start()
+    }
+
+    /// Stops the cluster if it runs and removes its folder. Never throws: it runs when a test failed too.
+    func destroy() {
+        FaultResources.release(folder: folder)
+    }
+
+    /// A short-lived client on the cluster, for checks.
+    func withClient<R: Sendable>(_ body: (PostgresClient) async throws -> R) async throws -> R {
+        var logger = Logger(label: "shopledger.fault-check")
+        logger.logLevel = .warning
+        let client = PostgresClient(
+            configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 2), logger: logger)
+        do {
+            let result = try await body(client)
+            await client.shutdown()
+            return result
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+}
+
+/// `pg_ctl`, run as the `postgres` user when the tests run as root (as `LocalPostgres` does).
+enum PostgresBinaries {
+    static let pgCtlPath: String? = {
+        var folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        let debian = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: debian)) ?? []
+        folders += versions.compactMap { Int($0) }.sorted(by: >).map { "\(debian)/\($0)/bin" }
+        return folders.map { $0 + "/pg_ctl" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    static func pgCtl(_ arguments: [String]) async throws {
+        guard let pgCtl = pgCtlPath else { throw FaultTestError("pg_ctl was not found on PATH or in /usr/lib/postgresql/*/bin") }
+        let command = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] + arguments : [pgCtl] + arguments
+        let outcome = try await Spawned.run(command)
+        guard outcome.status == .exited(0) else {
+            throw FaultTestError("pg_ctl \(arguments.joined(separator: " ")) failed (\(outcome.status)): \(outcome.output)")
+        }
+    }
+}
+
+struct FaultTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

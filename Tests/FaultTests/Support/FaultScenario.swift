@@ -1,0 +1,59 @@
+import Foundation
+import Synchronization
+
+/// One fault scenario's world: a folder, a PostgreSQL cluster, an HTTP client and the servers it starts.
+/// `run` tears all of it down however the body ends (servers killed, cluster stopped, folder removed),
+/// so that no failing test leaves a process behind for the next run.
+final class FaultScenario: Sendable {
+    let name: String
+    let folder: String
+    let cluster: FaultCluster
+    let http: FaultHTTP
+    private let servers = Mutex<[ServerProcess]>([])
+
+    private init(name: String, folder: String, cluster: FaultCluster, http: FaultHTTP) {
+        self.name = name
+        self.folder = folder
+        self.cluster = cluster
+        self.http = http
+    }
+
+    static func run(_ name: String, _ body: (FaultScenario) async throws -> Void) async throws {
+        let folder = try FaultResources.newFolder()
+        let cluster = try await FaultCluster.start(in: folder)
+        do {
+            try await FaultHTTP.with { http in
+                let scenario = FaultScenario(name: name, folder: folder, cluster: cluster, http: http)
+                do {
+                    try await body(scenario)
+                    scenario.killServers()
+                } catch {
+                    scenario.killServers()
+                    throw error
+                }
+            }
+        } catch {
+            // Keep the server log for the failure message, then clean up.
+            let log = (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? ""
+            cluster.destroy()
+            throw FaultTestError("\(error)\n--- last lines of the server log ---\n" + log.split(separator: "\n").suffix(25).joined(separator: "\n"))
+        }
+        cluster.destroy()
+    }
+
+    /// Starts `shopledger serve` on this scenario's cluster and waits until it is ready.
+    func startServer(port: Int? = nil, options: [String] = []) async throws -> ServerProcess {
+        let server = try await ServerProcess.start(databaseURL: cluster.url, folder: folder, port: port, options: options, http: http)
+        servers.withLock { $0.append(server) }
+        return server
+    }
+
+    private func killServers() {
+        for server in servers.withLock({ $0 }) { server.kill() }
+    }
+
+    /// A report line on the test output (the figures the README quotes come from here).
+    func report(_ line: String) {
+        print("FAULT \(name): \(line)")
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+
+/// A child process started with `posix_spawn` (Foundation's `Process.waitUntilExit` was seen to hang
+/// off the main thread here; see `ChildProcess` in the Postgres module), its output in a log file.
+/// Its exit is noticed by polling `waitpid(WNOHANG)`, so no thread blocks on it.
+final class Spawned: Sendable {
+    enum Termination: Equatable, Sendable, CustomStringConvertible {
+        case exited(Int32)
+        case signalled(Int32)
+
+        var description: String {
+            switch self {
+            case .exited(let code): "exit \(code)"
+            case .signalled(let signal): "signal \(signal)"
+            }
+        }
+    }
+
+    let pid: pid_t
+    let command: [String]
+    let logPath: String
+    private let termination = Mutex<Termination?>(nil)
+
+    private init(pid: pid_t, command: [String], logPath: String) {
+        self.pid = pid
+        self.command = command
+        self.logPath = logPath
+    }
+
+    /// Starts `command` (absolute path first) in `/tmp` with exactly `environment`, stdout and stderr
+    /// appended to `logPath`.
+    static func start(_ command: [String], environment: [String: String], logPath: String) throws -> Spawned {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // `cd /tmp` through the shell (posix_spawn_file_actions_addchdir_np is not imported); `exec` keeps
+        // the pid, so signals reach the program itself.
+        let argv = ["/bin/sh", "-c", "cd /tmp && exec \"$@\"", "sh"] + command
+        let cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        let cEnvironment: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { cEnvironment.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, "/bin/sh", &actions, nil, cArguments, cEnvironment)
+        guard spawned == 0 else {
+            throw FaultTestError("cannot start \(command[0]): \(String(cString: strerror(spawned)))")
+        }
+        return Spawned(pid: pid, command: command, logPath: logPath)
+    }
+
+    /// The environment of this test process without settings that would change what the child does
+    /// (`SHOPLEDGER_*`, `LOG_LEVEL`, libpq's `PG*`), plus `extra`.
+    static func environment(_ extra: [String: String]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment.filter { key, _ in
+            !key.hasPrefix("SHOPLEDGER_") && key != "LOG_LEVEL" && !key.hasPrefix("PG")
+        }
+        environment.merge(extra) { _, new in new }
+        return environment
+    }
+
+    func signal(_ signal: Int32) {
+        if termination.withLock({ $0 == nil }) { kill(pid, signal) }
+    }
+
+    /// How it ended, if it has (reaps it the first time).
+    var exit: Termination? {
+        termination.withLock { termination in
+            if let termination { return termination }
+            var status: Int32 = 0
+            guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+            // WIFEXITED/WEXITSTATUS/WTERMSIG are macros Swift does not import.
+            termination = (status & 0x7f) == 0 ? .exited((status >> 8) & 0xff) : .signalled(status & 0x7f)
+            return termination
+        }
+    }
+
+    /// Waits at most `timeout` for the process to end.
+    func waitForExit(timeout: Duration) async -> Termination? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let exit { return exit }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return exit
+    }
+
+    /// SIGKILL and reap; for clean-up, when the process must be gone whatever happened.
+    func killAndReap() {
+        guard exit == nil else { return }
+        kill(pid, SIGKILL)
+        termination.withLock { termination in
+            guard termination == nil else { return }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            termination = .signalled(SIGKILL)
+        }
+    }
+
+    /// The last `lines` lines of its log, for failure messages.
+    func logTail(_ lines: Int = 30) -> String {
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "(no log)"
+        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+    }
+
+    /// Runs `command` to its end (polling, so no thread blocks); its output is returned.
+    static func run(_ command: [String], environment: [String: String] = Spawned.environment([:]), timeout: Duration = .seconds(120))
+        async throws -> (status: Termination, output: String)
+    {
+        let logPath = NSTemporaryDirectory() + "shopledger-fault-run-\(UUID().uuidString).out"
+        defer { unlink(logPath) }
+        let child = try start(command, environment: environment, logPath: logPath)
+        guard let status = await child.waitForExit(timeout: timeout) else {
+            child.killAndReap()
+            throw FaultTestError("\(command.joined(separator: " ")) did not finish within \(timeout)")
+        }
+        return (status, (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
+    }
+}
