@@ -92,7 +92,8 @@ enum HTTPLoad {
 
     /// One connection's closed loop; all its state lives on its event loop.
     final class Worker: @unchecked Sendable {
-        // @unchecked: `channel` and `collector` are used only on the channel's event loop after setup.
+        // @unchecked: after `init`, every property is read and written only on the channel's event loop
+        // (`run` hops there; responses complete there).
         struct Tally: Sendable {
             var completed = 0
             var errors = 0
@@ -102,6 +103,11 @@ enum HTTPLoad {
 
         let channel: any Channel
         let collector: ResponseCollector
+        private var tally = Tally()
+        private var deadline = NIODeadline.now()
+        private var expect: @Sendable (UInt) -> Bool = { _ in true }
+        private var next: @Sendable () -> LoadRequest? = { nil }
+        private var done: EventLoopPromise<Tally>?
 
         init(channel: any Channel, collector: ResponseCollector) {
             self.channel = channel
@@ -112,35 +118,40 @@ enum HTTPLoad {
             until deadline: NIODeadline, expect: @escaping @Sendable (UInt) -> Bool,
             next: @escaping @Sendable () -> LoadRequest?
         ) -> EventLoopFuture<Tally> {
-            let loop = channel.eventLoop
-            let done = loop.makePromise(of: Tally.self)
-            var tally = Tally()
-            tally.latencies.reserveCapacity(100_000)
-            func sendOne() {
-                guard NIODeadline.now() < deadline, let request = next() else {
-                    done.succeed(tally)
-                    return
-                }
-                let start = NIODeadline.now()
-                collector.expect(loop.makePromise(of: UInt.self)).whenComplete { result in
-                    switch result {
-                    case .success(let status):
-                        let micros = (NIODeadline.now() - start).nanoseconds / 1000
-                        tally.latencies.append(UInt32(clamping: micros))
-                        tally.statuses[status, default: 0] += 1
-                        if expect(status) { tally.completed += 1 } else { tally.errors += 1 }
-                        sendOne()
-                    case .failure:
-                        tally.errors += 1
-                        done.succeed(tally)
-                    }
-                }
-                channel.write(HTTPClientRequestPart.head(request.head), promise: nil)
-                if let body = request.body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
-                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+            let promise = channel.eventLoop.makePromise(of: Tally.self)
+            channel.eventLoop.execute {
+                self.deadline = deadline
+                self.expect = expect
+                self.next = next
+                self.done = promise
+                self.tally.latencies.reserveCapacity(100_000)
+                self.sendOne()
             }
-            loop.execute { sendOne() }
-            return done.futureResult
+            return promise.futureResult
+        }
+
+        private func sendOne() {
+            guard NIODeadline.now() < deadline, let request = next() else {
+                done?.succeed(tally)
+                return
+            }
+            let start = NIODeadline.now()
+            collector.expect(channel.eventLoop.makePromise(of: UInt.self)).whenComplete { result in
+                switch result {
+                case .success(let status):
+                    let micros = (NIODeadline.now() - start).nanoseconds / 1000
+                    self.tally.latencies.append(UInt32(clamping: micros))
+                    self.tally.statuses[status, default: 0] += 1
+                    if self.expect(status) { self.tally.completed += 1 } else { self.tally.errors += 1 }
+                    self.sendOne()
+                case .failure:
+                    self.tally.errors += 1
+                    self.done?.succeed(self.tally)
+                }
+            }
+            channel.write(HTTPClientRequestPart.head(request.head), promise: nil)
+            if let body = request.body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         }
     }
 

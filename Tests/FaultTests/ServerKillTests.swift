@@ -31,8 +31,10 @@ struct ServerKillTests {
                 while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault, ContinuousClock.now - loadStarted < .seconds(60) {
                     try await Task.sleep(for: .milliseconds(10))
                 }
-                server.kill()
+                // The clock is read before the signal: a connection reset seen right after the kill
+                // must count as after it.
                 killedAt = .now
+                server.kill()
                 stop.set()
                 return try await group.reduce(into: []) { $0 += $1 }
             }

@@ -193,7 +193,8 @@ struct JSONSurfaceTests {
 
     @Test("a request slower than the timeout is cancelled: 503 on the JSON surface, 500 on SeSAC's, nothing written")
     func timeout() async throws {
-        try await withShopServer(configure: { $0.requestTimeout = .milliseconds(200) }, prover: SlowProver()) { client, db in
+        // The timeout leaves ordinary requests (sign-up) room even on a loaded machine; only the minute-long proof hits it.
+        try await withShopServer(configure: { $0.requestTimeout = .seconds(3) }, prover: SlowProver()) { client, db in
             try await client.signUp("t1")
             let before = try await ledgerRowCounts(db.client)
             let started = ContinuousClock.now
@@ -201,7 +202,7 @@ struct JSONSurfaceTests {
             #expect(json.status == .serviceUnavailable && json.errorCode == "request_timeout")
             let sesac = try await client.sesac(.post, "/v1/user/shop/ios", uid: "t1", form: [("receipt", "r"), ("product", "p")])
             #expect(sesac.status == .internalServerError)
-            #expect(ContinuousClock.now - started < .seconds(5), "answered at the timeout, not when the work ended")
+            #expect(ContinuousClock.now - started < .seconds(20), "answered at the timeout, not when the work ended (60 s)")
             #expect(try await ledgerRowCounts(db.client) == before)
         }
     }

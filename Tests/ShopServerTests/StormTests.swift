@@ -13,6 +13,12 @@ import TestSupport
 /// a purchase on a flaky network, two accounts posting one receipt. Each must apply exactly once.
 @Suite("Storms: one notification or purchase delivered 100 times concurrently")
 struct StormTests {
+    /// Storms test idempotency, not latency: 100 concurrent debug-build verifications (each a full chain
+    /// check until the cache fills) beside the rest of the suite can take longer than the 10 s default.
+    static func patient(_ configuration: inout ServerConfiguration) {
+        configuration.requestTimeout = .seconds(120)
+    }
+
     static let copies = 100
 
     /// Sends `copies` requests at once (each built by `request(i)`) and returns every answer.
@@ -34,7 +40,7 @@ struct StormTests {
         "the same REFUND notification (App Store JWS) delivered 100 times concurrently, half of them re-signed, applies once",
         arguments: ["jws", "stub"])
     func refundNotificationStorm(kind: String) async throws {
-        try await withShopServer { client, db in
+        try await withShopServer(configure: Self.patient) { client, db in
             _ = try await client.api(.post, "/api/v1/me", uid: "storm")
             let transaction = kind == "jws" ? "2000000777000001" : "stub-storm-1"
             let uuid = UUID().uuidString
@@ -84,7 +90,7 @@ struct StormTests {
 
     @Test("the same purchase posted 100 times concurrently by its owner: recorded once, 99 duplicates, on both surfaces")
     func purchaseStormByOwner() async throws {
-        try await withShopServer { client, db in
+        try await withShopServer(configure: Self.patient) { client, db in
             try await client.signUp("owner")
             let jws = ServerTest.signedTransaction(product(.background(4)), transaction: "2000000777000002")
             let receipt = ServerTest.stubReceipt(product(.background(4)), transaction: "stub-storm-owner")
@@ -112,7 +118,7 @@ struct StormTests {
 
     @Test("one transaction posted 100 times concurrently by two users: exactly one owns it, the other is refused every time")
     func purchaseStormByTwoUsers() async throws {
-        try await withShopServer { client, db in
+        try await withShopServer(configure: Self.patient) { client, db in
             _ = try await client.api(.post, "/api/v1/me", uid: "alice")
             _ = try await client.api(.post, "/api/v1/me", uid: "bob")
             let jws = ServerTest.signedTransaction(product(.face(4)), transaction: "2000000777000003")

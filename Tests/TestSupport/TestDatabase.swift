@@ -20,8 +20,12 @@ public func withTestDatabase<R: Sendable>(
     let cluster = TestCluster.shared
     let name = try await cluster.createDatabase(prefix: label)
     let url = try await cluster.url(database: name)
+    // Tests check what happens, not how fast: on a loaded 2-core machine 200 tasks queueing for a few
+    // connections can wait longer than the 10 s production default, so leases here wait up to 2 minutes.
     let client = PostgresClient(
-        configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: maximumConnections),
+        configuration: .init(
+            connection: .init(url: url), minimumConnections: 0, maximumConnections: maximumConnections,
+            leaseTimeout: .seconds(120)),
         logger: cluster.logger)
     let database = TestDatabase(name: name, url: url, client: client)
     do {
