@@ -13,7 +13,7 @@ struct GracefulShutdownTests {
         let grace: Duration = .seconds(8)
         try await FaultScenario.run("sigterm") { scenario in
             let server = try await scenario.startServer(options: ["--shutdown-grace", "8", "--request-timeout", "30"])
-            let load = PurchaseLoad(scenario: "term", workers: 8, baseURL: server.baseURL, requestTimeout: .seconds(30))
+            let load = PurchaseLoad(scenario: "term", workers: FaultSettings.clients(8), baseURL: server.baseURL, requestTimeout: .seconds(30))
             try await load.registerUsers(scenario.http)
             let slowUploads = PurchaseRequest.Way.allCases.enumerated().map { index, way in
                 SlowUpload(PurchaseRequest(way: way, uid: load.uid(index), transactionId: "9\(index)00000000\(index)", product: FaultFixtures.products[index]))
@@ -87,7 +87,7 @@ struct GracefulShutdownTests {
 
     @Test(
         "a request that never completes does not hold the process beyond the grace period",
-        .enabled(if: FaultSettings.all, "make test-faults (SHOPLEDGER_FAULT_TESTS=all)"),
+        .enabled(if: FaultSettings.everyScenario, "SHOPLEDGER_FAULT_TESTS=quick or all (make test, make test-faults)"),
         .timeLimit(.minutes(3)))
     func gracePeriodBoundsShutdown() async throws {
         let grace: Duration = .seconds(2)

@@ -13,7 +13,7 @@ struct ServerKillTests {
     func killDuringPurchaseLoad() async throws {
         try await FaultScenario.run("sigkill") { scenario in
             let server = try await scenario.startServer()
-            let load = PurchaseLoad(scenario: "kill", workers: 12, baseURL: server.baseURL, requestTimeout: .seconds(10))
+            let load = PurchaseLoad(scenario: "kill", workers: FaultSettings.clients(12), baseURL: server.baseURL, requestTimeout: .seconds(10))
             try await load.registerUsers(scenario.http)
             let record = LoadRecord()
             let stop = StopSignal()
