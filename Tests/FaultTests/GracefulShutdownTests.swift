@@ -60,7 +60,8 @@ struct GracefulShutdownTests {
                 return results
             }
             let exit = await server.child.waitForExit(timeout: grace + .seconds(10))
-            let exitedAfter = ContinuousClock.now - termAt
+            let exitedAt = ContinuousClock.now
+            let exitedAfter = exitedAt - termAt
 
             #expect(refusedAt != nil, "new connections are refused after SIGTERM")
             #expect(runningWhileInFlight, "the process waits for the in-flight requests and accepts no new connection meanwhile")
@@ -81,7 +82,7 @@ struct GracefulShutdownTests {
             scenario.report(
                 "SIGTERM after \(record.all.filter { $0.finished < termAt && $0.acknowledged }.count) acknowledged purchases; new connections refused \(refusedAt.map { ms($0 - termAt) } ?? "never") after SIGTERM; "
                     + "\(slowResults.count) slow in-flight uploads finished 1 s later: \(slowResults.map { "\($0.1)" }.joined(separator: ", ")); "
-                    + "load after SIGTERM: \(statuses); exit \(exit.map(\.description) ?? "none") \(ms(exitedAfter)) after SIGTERM (\(ms(ContinuousClock.now - lastSlowAnswer)) after the last in-flight answer; grace \(ms(grace))); \(audit)")
+                    + "load after SIGTERM: \(statuses); exit \(exit.map(\.description) ?? "none") \(ms(exitedAfter)) after SIGTERM (\(ms(exitedAt - lastSlowAnswer)) after the last in-flight answer; grace \(ms(grace))); \(audit)")
         }
     }
 
