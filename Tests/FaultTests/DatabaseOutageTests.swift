@@ -16,7 +16,7 @@ struct DatabaseOutageTests {
 
     @Test(
         "while PostgreSQL is down requests fail fast (JSON 503 database_unavailable, SeSAC 500, /readyz 503); the service recovers by itself within seconds; nothing acknowledged is lost",
-        .enabled(if: FaultSettings.everyScenario, "SHOPLEDGER_FAULT_TESTS=quick or all (make test, make test-faults): its latency bounds want a machine not busy with the whole suite"),
+        .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason),
         .timeLimit(.minutes(5)))
     func postgresCrashUnderLoad() async throws {
         let downFor: Duration = FaultSettings.all ? .seconds(4) : .seconds(2)

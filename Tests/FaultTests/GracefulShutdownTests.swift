@@ -8,7 +8,7 @@ import Testing
 struct GracefulShutdownTests {
     @Test(
         "SIGTERM under load: in-flight requests complete with 200, new connections are refused, the process exits 0 well within the grace period",
-        .timeLimit(.minutes(5)))
+        .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(5)))
     func sigtermUnderLoad() async throws {
         let grace: Duration = .seconds(8)
         try await FaultScenario.run("sigterm") { scenario in
@@ -88,7 +88,7 @@ struct GracefulShutdownTests {
 
     @Test(
         "a request that never completes does not hold the process beyond the grace period",
-        .enabled(if: FaultSettings.everyScenario, "SHOPLEDGER_FAULT_TESTS=quick or all (make test, make test-faults)"),
+        .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason),
         .timeLimit(.minutes(3)))
     func gracePeriodBoundsShutdown() async throws {
         let grace: Duration = .seconds(2)
