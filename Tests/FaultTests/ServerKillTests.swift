@@ -9,11 +9,11 @@ import Testing
 struct ServerKillTests {
     @Test(
         "every purchase acknowledged before SIGKILL is in the ledger exactly once; nothing half-written; after a restart the sweeper applies stored refunds, retries converge and reconcile passes",
-        .timeLimit(.minutes(5)))
+        .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(5)))
     func killDuringPurchaseLoad() async throws {
         try await FaultScenario.run("sigkill") { scenario in
             let server = try await scenario.startServer()
-            let load = PurchaseLoad(scenario: "kill", workers: 12, baseURL: server.baseURL, requestTimeout: .seconds(10))
+            let load = PurchaseLoad(scenario: "kill", workers: FaultSettings.clients(12), baseURL: server.baseURL, requestTimeout: .seconds(10))
             try await load.registerUsers(scenario.http)
             let record = LoadRecord()
             let stop = StopSignal()

@@ -7,8 +7,8 @@ import TestSupport
 /// suite of the test process is using): the scenario may kill it (`pg_ctl stop -m immediate`, a crash as
 /// far as PostgreSQL is concerned) and start it again.
 ///
-/// Durable (fsync and synchronous_commit on), like production: an acknowledged commit must survive the
-/// server being killed, which a throwaway cluster with `synchronous_commit=off` does not promise.
+/// Durable (fsync and synchronous_commit on), like production: a commit acknowledged before PostgreSQL
+/// is killed must survive it, which a throwaway cluster with `synchronous_commit=off` does not promise.
 struct FaultCluster: Sendable {
     let folder: String
     let local: LocalPostgres
@@ -38,9 +38,15 @@ struct FaultCluster: Sendable {
         _ = try await local.start()
     }
 
-    /// Stops the cluster if it runs and removes its folder. Never throws: it runs when a test failed too.
+    /// Stops the cluster if it runs and removes its folder and its socket folder (`LocalPostgres` makes one
+    /// under /tmp and leaves it). Never throws: it runs when a test failed too.
     func destroy() {
         FaultResources.release(folder: folder)
+        if let socketFolder = url.split(separator: "?").last?.split(separator: "&").first(where: { $0.hasPrefix("host=") })?.dropFirst(5),
+            socketFolder.hasPrefix("/tmp/.shopledger-")
+        {
+            try? FileManager.default.removeItem(atPath: String(socketFolder))
+        }
     }
 
     /// A short-lived client on the cluster, for checks.
