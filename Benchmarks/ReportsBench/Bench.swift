@@ -9,11 +9,12 @@ import Reports
 /// the median of warm runs), the range report for its month, and EXPLAIN (ANALYZE, BUFFERS) of the
 /// report's period query so the plan shows its index range scan.
 ///
-///     ReportsBench [purchases] [days] [--keep DIR] [--runs K]
+///     ReportsBench [purchases] [days] [--keep DIR] [--runs K] [--parallel P]
 ///
 /// Defaults: 1,000,000 purchases over 365 days. With `--keep DIR` the cluster lives in DIR and is
 /// left there (seeded once, reused on the next run with the same DIR); `--runs K` sets how many warm
-/// daily reports are timed after the first (default 9).
+/// daily reports are timed after the first (default 9); `--parallel P` how many seed batches are
+/// copied at once (default 2). A kept cluster whose seed was interrupted is topped up.
 @main
 struct Bench {
     static func main() async throws {
@@ -21,6 +22,13 @@ struct Bench {
         var keep: String?
         if let index = arguments.firstIndex(of: "--keep"), index + 1 < arguments.count {
             keep = arguments[index + 1]
+            arguments.removeSubrange(index...(index + 1))
+        }
+        var parallelBatches = 2
+        if let index = arguments.firstIndex(of: "--parallel"), index + 1 < arguments.count,
+            let count = Int(arguments[index + 1]), (1...8).contains(count)
+        {
+            parallelBatches = count
             arguments.removeSubrange(index...(index + 1))
         }
         var warmRuns = 9
@@ -60,21 +68,30 @@ struct Bench {
 
         let client = PostgresClient(
             configuration: .init(
-                connection: .init(url: running.url(database: "bench")), minimumConnections: 1, maximumConnections: 4),
+                connection: .init(url: running.url(database: "bench")), minimumConnections: 1, maximumConnections: 10),
             logger: logger)
         try await LedgerSchema.migrator(logger: logger).migrate(client)
         let clock = ContinuousClock()
         let lastDay = CalendarDate(year: 2025, month: 6, day: 30)!
         let seeded = try await client.query("SELECT count(*) FROM purchases").single().decode(Int.self, at: 0)
-        if seeded == 0 {
+        if seeded < purchases {
+            // An interrupted seed (each batch is all or nothing) is topped up with a second seed.
+            let topUp = seeded > 0
+            var configuration = SeedConfiguration(
+                purchases: purchases - seeded, days: days,
+                users: topUp ? SeedConfiguration.minimumUsers(for: purchases - seeded) : nil, lastDay: lastDay,
+                seed: topUp ? 2 : 1)
+            configuration.parallelBatches = parallelBatches
+            if topUp { say("topping up \(seeded) seeded purchases with \(configuration.purchases) more (seed 2)") }
             let seeder = LedgerSeeder(client: client, logger: progress)
             let began = clock.now
-            let summary = try await seeder.seed(SeedConfiguration(purchases: purchases, days: days, lastDay: lastDay))
+            let summary = try await seeder.seed(configuration)
             let seedTime = clock.now - began
             say(
                 "seed: \(summary.purchases) purchases, \(summary.refunds) refunds, \(summary.users) users, "
                     + "\(summary.journalEntries) journal entries over \(days) days in \(seconds(seedTime)) s "
-                    + "(\(Int(Double(summary.purchases) / max(0.001, seconds(seedTime)))) purchases/s)")
+                    + "(\(Int(Double(summary.purchases) / max(0.001, seconds(seedTime)))) purchases/s, "
+                    + "\(parallelBatches) batches in flight)")
             let vacuumBegan = clock.now
             try await seeder.vacuum()
             say("vacuum analyze: \(seconds(clock.now - vacuumBegan)) s")

@@ -55,9 +55,11 @@ public enum RevenueMarkdown {
             report.reconciled
             ? "passed: the report's totals equal the ledger's postings (details at the end)."
             : "**FAILED**: the figures below disagree with the ledger; see the end of the report before using them."
+        let on = periodNoun == "day" ? "on" : "in"
         return [
-            "**Counted:** App Store production purchases on the \(periodNoun) they were made; refunds and refund reversals "
-                + "on the \(periodNoun) the store processed them (the signed date of its notification), whenever the purchase was made. "
+            "**Counted:** App Store production purchases \(on) the \(periodNoun) they were made; refunds and refund "
+                + "reversals \(on) the \(periodNoun) the store processed them (the signed date of its notification), "
+                + "whenever the purchase was made. "
                 + "Family-shared and unpriced purchases are grants, not revenue. Sandbox, Xcode and stub activity is listed "
                 + "under \"Test traffic\" and never counted as revenue.",
             "**Buyers:** distinct users with a priced purchase of their own in the \(periodNoun); **first-time** ones had "
