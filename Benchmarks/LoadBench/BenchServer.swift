@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Postgres
+import TestSupport
 
 /// The service under load: a durable private PostgreSQL and the release `shopledger serve` process on
 /// it, configured as in production except that it trusts the benchmark's own certificate chain and
@@ -17,7 +18,7 @@ struct BenchServer {
     static func start(binary: String, folder: String, rootCertificate: [UInt8], poolSize: Int, logLevel: String) async throws -> BenchServer {
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let cluster = try LocalPostgres(options: .init(dataDirectory: folder + "/data", port: try freePort(), durable: true))
+        let cluster = try LocalPostgres(options: .init(dataDirectory: folder + "/data", port: try TestCluster.freePort(), durable: true))
         let running = try await cluster.start()
         let admin = PostgresClient(configuration: .init(connection: .init(url: running.url(database: "postgres")), minimumConnections: 0, maximumConnections: 1))
         try await admin.query("CREATE DATABASE bench")
@@ -26,7 +27,7 @@ struct BenchServer {
 
         let rootFile = folder + "/bench-root.der"
         _ = FileManager.default.createFile(atPath: rootFile, contents: Data(rootCertificate))
-        let port = try freePort()
+        let port = try TestCluster.freePort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = [
@@ -87,20 +88,6 @@ struct BenchServer {
             index == 0 ? LoadRequest(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: ["host": "bench"]), body: nil) : nil
         }
         return result.statuses.keys.first ?? 0
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard ok else { throw BenchError("no free port on 127.0.0.1") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
