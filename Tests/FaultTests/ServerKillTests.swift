@@ -31,8 +31,9 @@ struct ServerKillTests {
                 while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault, ContinuousClock.now - loadStarted < .seconds(60) {
                     try await Task.sleep(for: .milliseconds(10))
                 }
-                server.kill()
+                // The instant before the signal: a request cut off by it ends after this.
                 killedAt = .now
+                server.kill()
                 stop.set()
                 return try await group.reduce(into: []) { $0 += $1 }
             }
