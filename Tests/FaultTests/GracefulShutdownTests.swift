@@ -41,8 +41,8 @@ struct GracefulShutdownTests {
                 while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault / 2, ContinuousClock.now - loadStarted < .seconds(60) {
                     try await Task.sleep(for: .milliseconds(10))
                 }
-                server.child.signal(SIGTERM)
                 termAt = .now
+                server.child.signal(SIGTERM)
                 while ContinuousClock.now - termAt < .seconds(3) {
                     if !acceptsConnections(port: server.port) {
                         refusedAt = .now
@@ -101,8 +101,8 @@ struct GracefulShutdownTests {
             let (outcome, exit) = try await withThrowingTaskGroup(of: FaultHTTP.Outcome.self) { group in
                 group.addTask { await stuck.send(scenario.http, baseURL: server.baseURL).0 }
                 try await Task.sleep(for: .seconds(1))
-                server.child.signal(SIGTERM)
                 termAt = .now
+                server.child.signal(SIGTERM)
                 let exit = await server.child.waitForExit(timeout: grace + .seconds(10))
                 stuck.abandon()
                 return (try await group.next()!, exit)

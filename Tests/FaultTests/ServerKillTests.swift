@@ -31,8 +31,7 @@ struct ServerKillTests {
                 while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault, ContinuousClock.now - loadStarted < .seconds(60) {
                     try await Task.sleep(for: .milliseconds(10))
                 }
-                // The clock is read before the signal: a connection reset seen right after the kill
-                // must count as after it.
+                // The instant before the signal: a request cut off by it ends after this.
                 killedAt = .now
                 server.kill()
                 stop.set()
