@@ -92,15 +92,19 @@ private struct DatabaseConnection {
 
     private static func createDatabaseIfMissing(url: String, logger: Logger) async throws {
         let admin = PostgresClient(configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 1), logger: logger)
-        defer { Task { await admin.shutdown() } }
-        let exists = try await admin.query("SELECT 1 FROM pg_database WHERE datname = \(databaseName)").count > 0
-        if !exists {
-            do {
-                try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(PostgresQuery.quoteIdentifier(databaseName))"))
-                logger.info("created database \(databaseName)")
-            } catch let error as PostgresError where error.sqlState == SQLState("42P04") {
-                // Created meanwhile by another process: fine.
+        do {
+            let exists = try await admin.query("SELECT 1 FROM pg_database WHERE datname = \(databaseName)").count > 0
+            if !exists {
+                do {
+                    try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(PostgresQuery.quoteIdentifier(databaseName))"))
+                    logger.info("created database \(databaseName)")
+                } catch let error as PostgresError where error.sqlState == SQLState("42P04") {
+                    // Created meanwhile by another process: fine.
+                }
             }
+        } catch {
+            await admin.shutdown()
+            throw error
         }
         await admin.shutdown()
     }
