@@ -57,7 +57,7 @@ struct Bench {
         let prepared = LedgerStore(client: preparedClient, logger: logger)
         let profile = try UserProfile(json: #"{"nick":"bench"}"#)
         for uid in uids { _ = try await prepared.register(uid: String(uid), profile: profile) }
-        let load = ServerLoad(client: preparedClient)
+        let load = ServerLoad(client: preparedClient, dataDirectory: folder + "/data")
 
         let counter = Counter()
         @Sendable func transaction(_ id: String, product: String? = nil) -> VerifiedTransaction {

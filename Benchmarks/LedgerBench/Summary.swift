@@ -24,7 +24,19 @@ enum Summary {
             cells.append(ratio(ceilingColumns[2], ceilingColumns[3]))
             Swift.print("| \(clients) | " + cells.joined(separator: " | ") + " |")
         }
-        Swift.print("\n## Latency p50 / p99, ms, and CPU busy (all cores)\n")
+        Swift.print("\n## CPU per new purchase, µs: server + client (ours, or pgbench); the rate two dedicated cores could sustain if CPU were the only limit\n")
+        Swift.print("| clients | " + ceilingColumns.joined(separator: " | ") + " |")
+        Swift.print("|---|" + String(repeating: "---|", count: ceilingColumns.count))
+        for clients in [1, 8, 16] {
+            let cells = ceilingColumns.map { label -> String in
+                guard let server = mean(label, clients, { $0.serverMicros }), let client = mean(label, clients, { $0.clientMicros }),
+                    let estimate = mean(label, clients, { $0.twoCoreEstimate })
+                else { return "–" }
+                return String(format: "%.0f + %.0f → %.0f/s", server, client, estimate)
+            }
+            Swift.print("| \(clients) | " + cells.joined(separator: " | ") + " |")
+        }
+        Swift.print("\n## Latency p50 / p99, ms, and machine CPU busy (all cores, other users included)\n")
         Swift.print("| clients | " + ceilingColumns.joined(separator: " | ") + " |")
         Swift.print("|---|" + String(repeating: "---|", count: ceilingColumns.count))
         for clients in [1, 8, 16] {
@@ -36,7 +48,7 @@ enum Summary {
             Swift.print("| \(clients) | " + cells.joined(separator: " | ") + " |")
         }
         Swift.print("\n## Other cases\n")
-        Swift.print("| case | clients | calls/s | p50 ms | p99 ms | CPU busy | commits per WAL flush |")
+        Swift.print("| case | clients | calls/s | p50 ms | p99 ms | CPU µs per call, server + client | commits per WAL flush |")
         Swift.print("|---|---|---|---|---|---|---|")
         for (label, byClients) in results.sorted(by: { $0.key < $1.key }) where !ceilingColumns.contains(label) {
             for (clients, runs) in byClients.sorted(by: { $0.key < $1.key }) {
@@ -44,8 +56,9 @@ enum Summary {
                 let perSecond = runs.map(\.perSecond).reduce(0, +) / count
                 let p50 = runs.map { $0.percentile(0.5) }.reduce(0, +) / count
                 let p99 = runs.map { $0.percentile(0.99) }.reduce(0, +) / count
-                let usages = runs.compactMap(\.usage)
-                let busy = usages.isEmpty ? "–" : String(format: "%.0f%%", usages.map(\.busy).reduce(0, +) / Double(usages.count) * 100)
+                let measured = runs.filter { $0.usage != nil }
+                let busy = measured.isEmpty ? "–" : String(format: "%.0f + %.0f",
+                    measured.map(\.serverMicros).reduce(0, +) / Double(measured.count), measured.map(\.clientMicros).reduce(0, +) / Double(measured.count))
                 let syncs = runs.compactMap(\.usage).map(\.walSyncs).reduce(0, +)
                 let calls = Double(runs.map(\.calls).reduce(0, +))
                 let perFlush = syncs > 0 ? String(format: "%.1f", calls / syncs) : "–"
