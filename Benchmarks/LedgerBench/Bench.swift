@@ -44,6 +44,10 @@ struct Bench {
         try await admin.query("CREATE DATABASE bench")
         let settings = try await admin.query("SELECT current_setting('fsync'), current_setting('synchronous_commit'), current_setting('plan_cache_mode'), version()").single()
         print("server:", try settings.decode((String, String, String, String).self))
+
+        // Time each WAL flush (pg_stat_wal.wal_sync_time): is the commit's fsync the limit?
+        try await admin.query("ALTER SYSTEM SET track_wal_io_timing = on")
+        try await admin.query("SELECT pg_reload_conf()")
         await admin.shutdown()
 
         let url = running.url(database: "bench")

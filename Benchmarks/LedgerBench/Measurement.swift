@@ -22,7 +22,9 @@ struct Measurement {
             text += String(format: "; CPU per call: server %.0f µs, client %.0f µs", serverMicros, clientMicros)
             text += String(format: " (2-core estimate %.0f/s)", twoCoreEstimate)
             text += ", \(usage)"
-            if usage.walSyncs > 0 { text += String(format: ", %.1f commits per WAL flush", Double(calls) / usage.walSyncs) }
+            if usage.walSyncs > 0 {
+                text += String(format: ", %.1f commits per WAL flush of %.2f ms", Double(calls) / usage.walSyncs, usage.millisPerFlush)
+            }
         }
         return text
     }

@@ -8,8 +8,8 @@ import Postgres
 ///   machine's busy share, these stay meaningful when other work shares the machine: CPU per
 ///   purchase says what two dedicated cores could sustain.
 /// - The machine's busy share from /proc/stat (everything, other users' work included).
-/// - WAL flushes from pg_stat_wal (backends report them at most once a second, so a run's figure
-///   can lag by that much).
+/// - WAL flushes and their mean duration from pg_stat_wal (the bench turns track_wal_io_timing
+///   on; backends report at most once a second, so a run's figure can lag by that much).
 struct ServerLoad {
     struct Sample {
         let machine: [Double]  // user nice system idle iowait irq softirq steal, in ticks
@@ -17,6 +17,7 @@ struct ServerLoad {
         let bench: Double
         let children: Double
         let walSyncs: Double
+        let walSyncMillis: Double
     }
 
     struct Usage: CustomStringConvertible {
@@ -26,6 +27,8 @@ struct ServerLoad {
         let server: Double
         let client: Double
         let walSyncs: Double
+        /// Mean time of one WAL flush (needs track_wal_io_timing).
+        let millisPerFlush: Double
         var description: String {
             String(format: "machine CPU busy %.0f%%", busy * 100)
         }
@@ -41,15 +44,15 @@ struct ServerLoad {
     }
 
     func sample() async throws -> Sample {
-        let row = try await client.query("SELECT wal_sync::float8 FROM pg_stat_wal").single()
-        let syncs = try row.decode(Double.self, at: 0)
+        let row = try await client.query("SELECT wal_sync::float8, wal_sync_time FROM pg_stat_wal").single()
+        let (syncs, syncMillis) = try row.decode((Double, Double).self)
         let stat = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)) ?? ""
         let machine = stat.split(separator: "\n").first { $0.hasPrefix("cpu ") }.map { line in
             line.split(separator: " ").dropFirst().prefix(8).compactMap { Double($0) }
         } ?? []
         return Sample(
             machine: machine, server: serverSeconds(), bench: Self.rusageSeconds(RUSAGE_SELF.rawValue),
-            children: Self.rusageSeconds(RUSAGE_CHILDREN.rawValue), walSyncs: syncs)
+            children: Self.rusageSeconds(RUSAGE_CHILDREN.rawValue), walSyncs: syncs, walSyncMillis: syncMillis)
     }
 
     static func usage(from start: Sample, to end: Sample) -> Usage {
@@ -59,9 +62,11 @@ struct ServerLoad {
             let total = max(delta.reduce(0, +), 1)
             busy = (total - delta[3] - delta[4]) / total
         }
+        let syncs = end.walSyncs - start.walSyncs
         return Usage(
             busy: busy, server: end.server - start.server,
-            client: (end.bench - start.bench) + (end.children - start.children), walSyncs: end.walSyncs - start.walSyncs)
+            client: (end.bench - start.bench) + (end.children - start.children), walSyncs: syncs,
+            millisPerFlush: syncs > 0 ? (end.walSyncMillis - start.walSyncMillis) / syncs : 0)
     }
 
     private static func rusageSeconds(_ who: Int32) -> Double {

@@ -79,7 +79,8 @@ enum ServerPhases {
             }
             visit(plan)
             for trigger in top["Triggers"] as? [[String: Any]] ?? [] {
-                add("trigger \(trigger["Trigger Name"] as? String ?? "?")", trigger["Time"] as? Double ?? 0)
+                let constraint = trigger["Constraint Name"] as? String ?? trigger["Trigger Name"] as? String ?? "?"
+                add("trigger for \(constraint) on \(trigger["Relation"] as? String ?? "?")", trigger["Time"] as? Double ?? 0)
             }
         }
         // WAL from the insert position (per-node WAL counts overlap where CTEs feed each other).

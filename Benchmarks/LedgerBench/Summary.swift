@@ -48,7 +48,7 @@ enum Summary {
             Swift.print("| \(clients) | " + cells.joined(separator: " | ") + " |")
         }
         Swift.print("\n## Other cases\n")
-        Swift.print("| case | clients | calls/s | p50 ms | p99 ms | CPU µs per call, server + client | commits per WAL flush |")
+        Swift.print("| case | clients | calls/s | p50 ms | p99 ms | CPU µs per call, server + client | commits per WAL flush (ms per flush) |")
         Swift.print("|---|---|---|---|---|---|---|")
         for (label, byClients) in results.sorted(by: { $0.key < $1.key }) where !ceilingColumns.contains(label) {
             for (clients, runs) in byClients.sorted(by: { $0.key < $1.key }) {
@@ -61,7 +61,8 @@ enum Summary {
                     measured.map(\.serverMicros).reduce(0, +) / Double(measured.count), measured.map(\.clientMicros).reduce(0, +) / Double(measured.count))
                 let syncs = runs.compactMap(\.usage).map(\.walSyncs).reduce(0, +)
                 let calls = Double(runs.map(\.calls).reduce(0, +))
-                let perFlush = syncs > 0 ? String(format: "%.1f", calls / syncs) : "–"
+                let flushMillis = measured.compactMap(\.usage).map(\.millisPerFlush).reduce(0, +) / Double(max(measured.count, 1))
+                let perFlush = syncs > 0 ? String(format: "%.1f (%.2f)", calls / syncs, flushMillis) : "–"
                 Swift.print("| \(label) | \(clients) | " + String(format: "%.0f | %.2f | %.2f", perSecond, p50, p99) + " | \(busy) | \(perFlush) |")
             }
         }
