@@ -16,14 +16,17 @@ struct Measurement {
     }
 
     var line: String {
-        var text = "\(label): clients \(clients), calls \(calls), \(Int(perSecond.rounded()))/s, "
+        var text =
+            "\(label): clients \(clients), calls \(calls), \(Int(perSecond.rounded()))/s, "
             + String(format: "p50 %.2f ms, p99 %.2f ms", percentile(0.5), percentile(0.99))
         if let usage, calls > 0 {
             text += String(format: "; CPU per call: server %.0f µs, client %.0f µs", serverMicros, clientMicros)
             text += String(format: " (2-core estimate %.0f/s)", twoCoreEstimate)
             text += ", \(usage)"
             if usage.walSyncs > 0 {
-                text += String(format: ", %.1f commits per WAL flush of %.2f ms", Double(calls) / usage.walSyncs, usage.millisPerFlush)
+                text += String(
+                    format: ", %.1f commits per WAL flush of %.2f ms", Double(calls) / usage.walSyncs,
+                    usage.millisPerFlush)
             }
         }
         return text
@@ -74,5 +77,9 @@ extension Duration {
 
 final class Counter: Sendable {
     private let value = Mutex(0)
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        value.withLock {
+            $0 += 1; return $0
+        }
+    }
 }

@@ -47,9 +47,10 @@ struct ServerLoad {
         let row = try await client.query("SELECT wal_sync::float8, wal_sync_time FROM pg_stat_wal").single()
         let (syncs, syncMillis) = try row.decode((Double, Double).self)
         let stat = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)) ?? ""
-        let machine = stat.split(separator: "\n").first { $0.hasPrefix("cpu ") }.map { line in
-            line.split(separator: " ").dropFirst().prefix(8).compactMap { Double($0) }
-        } ?? []
+        let machine =
+            stat.split(separator: "\n").first { $0.hasPrefix("cpu ") }.map { line in
+                line.split(separator: " ").dropFirst().prefix(8).compactMap { Double($0) }
+            } ?? []
         return Sample(
             machine: machine, server: serverSeconds(), bench: Self.rusageSeconds(RUSAGE_SELF.rawValue),
             children: Self.rusageSeconds(RUSAGE_CHILDREN.rawValue), walSyncs: syncs, walSyncMillis: syncMillis)
@@ -78,7 +79,9 @@ struct ServerLoad {
 
     /// The postmaster's own and reaped children's time plus its live children's, from /proc.
     private func serverSeconds() -> Double {
-        guard postmasterPID > 0, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
+        guard postmasterPID > 0, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else {
+            return 0
+        }
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         var total = 0.0
         for entry in entries {
