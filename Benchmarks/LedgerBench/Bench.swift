@@ -27,7 +27,8 @@ struct Bench {
         let folder = "/tmp/shopledger-ledger-bench-\(pid)"
         let log = folder + "/data.log"
         let cluster = try LocalPostgres(
-            options: .init(dataDirectory: folder + "/data", port: 55_000 + Int(pid % 400), durable: true), logger: logger)
+            options: .init(dataDirectory: folder + "/data", port: 55_000 + Int(pid % 400), durable: true),
+            logger: logger)
         let running = try await cluster.start()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         do {
@@ -38,17 +39,31 @@ struct Bench {
         try await cluster.stop()
     }
 
-    static func run(running: LocalPostgres.Running, folder: String, log: String, seconds: Double, rounds: Int, logger: Logger) async throws {
-        let admin = PostgresClient(configuration: .init(connection: .init(url: running.url(database: "postgres")), minimumConnections: 0, maximumConnections: 1), logger: logger)
+    static func run(
+        running: LocalPostgres.Running, folder: String, log: String, seconds: Double, rounds: Int, logger: Logger
+    ) async throws {
+        let admin = PostgresClient(
+            configuration: .init(
+                connection: .init(url: running.url(database: "postgres")), minimumConnections: 0, maximumConnections: 1),
+            logger: logger)
         try await admin.query("DROP DATABASE IF EXISTS bench WITH (FORCE)")
         try await admin.query("CREATE DATABASE bench")
-        let settings = try await admin.query("SELECT current_setting('fsync'), current_setting('synchronous_commit'), current_setting('plan_cache_mode'), version()").single()
+        let settings = try await admin.query(
+            "SELECT current_setting('fsync'), current_setting('synchronous_commit'), current_setting('plan_cache_mode'), version()"
+        ).single()
         print("server:", try settings.decode((String, String, String, String).self))
+
+        // Time each WAL flush (pg_stat_wal.wal_sync_time): is the commit's fsync the limit?
+        try await admin.query("ALTER SYSTEM SET track_wal_io_timing = on")
+        try await admin.query("SELECT pg_reload_conf()")
         await admin.shutdown()
 
         let url = running.url(database: "bench")
         func makeClient(cache: Int) -> PostgresClient {
-            PostgresClient(configuration: .init(connection: .init(url: url, preparedStatementCacheSize: cache), minimumConnections: 16, maximumConnections: 16), logger: logger)
+            PostgresClient(
+                configuration: .init(
+                    connection: .init(url: url, preparedStatementCacheSize: cache), minimumConnections: 16,
+                    maximumConnections: 16), logger: logger)
         }
         let unnamedClient = makeClient(cache: 0)
         let preparedClient = makeClient(cache: 128)
@@ -57,7 +72,7 @@ struct Bench {
         let prepared = LedgerStore(client: preparedClient, logger: logger)
         let profile = try UserProfile(json: #"{"nick":"bench"}"#)
         for uid in uids { _ = try await prepared.register(uid: String(uid), profile: profile) }
-        let load = ServerLoad(client: preparedClient)
+        let load = ServerLoad(client: preparedClient, dataDirectory: folder + "/data")
 
         let counter = Counter()
         @Sendable func transaction(_ id: String, product: String? = nil) -> VerifiedTransaction {
@@ -68,7 +83,8 @@ struct Bench {
                 store: .appStore, environment: .production, transactionId: id, originalTransactionId: id,
                 bundleId: "com.memolease.sesac1", productId: product ?? products.randomElement()!,
                 productType: .nonConsumable, purchaseDate: date, originalPurchaseDate: date, signedDate: date,
-                priceMilli: 2_500_000, currency: "KRW", storefront: "KOR", appAccountToken: UUID(), evidenceSHA256: digest)
+                priceMilli: 2_500_000, currency: "KRW", storefront: "KOR", appAccountToken: UUID(),
+                evidenceSHA256: digest)
         }
         @Sendable func randomUID() -> String { String(Int.random(in: uids)) }
 
@@ -80,9 +96,16 @@ struct Bench {
         }
 
         let statement = try await PurchaseStatement.capture(
-            url: url, log: log, transaction: transaction("capture-\(counter.next())", product: products[1]), uid: "100001")
-        print("purchase statement: \(statement.sql.utf8.count) bytes, \(statement.parameters.count) parameters, read back from the server")
-        guard let pgbench = Pgbench(socketDirectory: running.socketDirectory, port: running.port, user: running.superuser, database: "bench", folder: folder) else {
+            url: url, log: log, transaction: transaction("capture-\(counter.next())", product: products[1]),
+            uid: "100001")
+        print(
+            "purchase statement: \(statement.sql.utf8.count) bytes, \(statement.parameters.count) parameters, read back from the server"
+        )
+        guard
+            let pgbench = Pgbench(
+                socketDirectory: running.socketDirectory, port: running.port, user: running.superuser,
+                database: "bench", folder: folder)
+        else {
             throw BenchError("pgbench not found")
         }
         let pgbenchBase = Counter()
@@ -90,8 +113,12 @@ struct Bench {
             let (scripts, defines) = statement.pgbenchScripts(
                 products: products, uids: uids, base: 1_000_000_000_000 * (1 + pgbenchBase.next()))
             let start = try await load.sample()
-            let result = try await pgbench.run(scripts: scripts, defines: defines, clients: clients, seconds: Int(seconds.rounded(.up)), options: options)
-            var measurement = Measurement(label: label, clients: clients, calls: result.transactions, perSecond: result.perSecond, latencies: result.latencies)
+            let result = try await pgbench.run(
+                scripts: scripts, defines: defines, clients: clients, seconds: Int(seconds.rounded(.up)),
+                options: options)
+            var measurement = Measurement(
+                label: label, clients: clients, calls: result.transactions, perSecond: result.perSecond,
+                latencies: result.latencies)
             measurement.usage = ServerLoad.usage(from: start, to: try await load.sample())
             if result.failed > 0 { print("  pgbench: \(result.failed) failed transactions") }
             return measurement
@@ -107,8 +134,11 @@ struct Bench {
         }
         func runRaw(clients: Int) async throws -> Measurement {
             let start = try await load.sample()
-            var measurement = try await Measurement.drive("module, raw statement", clients: clients, seconds: seconds) { _, _ in
-                try await preparedClient.query(statement.query(transactionId: "m\(counter.next())", uid: randomUID(), product: products.randomElement()!))
+            var measurement = try await Measurement.drive("module, raw statement", clients: clients, seconds: seconds) {
+                _, _ in
+                try await preparedClient.query(
+                    statement.query(
+                        transactionId: "m\(counter.next())", uid: randomUID(), product: products.randomElement()!))
             }
             measurement.usage = ServerLoad.usage(from: start, to: try await load.sample())
             return measurement
@@ -124,7 +154,9 @@ struct Bench {
         try await ServerPhases.report(log: log, admin: preparedClient) {
             for (label, ledger) in [("unnamed", unnamed), ("prepared", prepared)] {
                 let before = ServerPhases.logSize(log)
-                for _ in 0..<300 { _ = try await ledger.recordPurchase(transaction("x\(counter.next())"), for: randomUID()) }
+                for _ in 0..<300 {
+                    _ = try await ledger.recordPurchase(transaction("x\(counter.next())"), for: randomUID())
+                }
                 print(ServerPhases.summary(label, log: log, from: before))
             }
         }
@@ -148,13 +180,16 @@ struct Bench {
         for clients in [1, 8] {
             let ids = (0..<clients).map { _ in (0..<(3000 / clients)).map { _ in "d\(counter.next())" } }
             _ = try await Measurement.drive("record", clients: clients, callsEach: ids[0].count) { client, index in
-                _ = try await prepared.recordPurchase(transaction(ids[client][index], product: products[0]), for: "100002")
+                _ = try await prepared.recordPurchase(
+                    transaction(ids[client][index], product: products[0]), for: "100002")
             }
             for (label, ledger) in [("duplicates, unnamed", unnamed), ("duplicates, prepared", prepared)] {
-                record(try await Measurement.drive(label, clients: clients, callsEach: ids[0].count) { client, index in
-                    let outcome = try await ledger.recordPurchase(transaction(ids[client][index], product: products[0]), for: "100002")
-                    guard case .duplicate = outcome else { throw BenchError("unexpected \(outcome)") }
-                })
+                record(
+                    try await Measurement.drive(label, clients: clients, callsEach: ids[0].count) { client, index in
+                        let outcome = try await ledger.recordPurchase(
+                            transaction(ids[client][index], product: products[0]), for: "100002")
+                        guard case .duplicate = outcome else { throw BenchError("unexpected \(outcome)") }
+                    })
             }
         }
 
@@ -171,15 +206,22 @@ struct Bench {
 
         print("diagnostic only: is the WAL flush the limit? pgbench with synchronous_commit=off for its sessions")
         for clients in [8, 16] {
-            record(try await runPgbench("pgbench -M prepared, synchronous_commit=off", clients: clients, options: "-c synchronous_commit=off"))
+            record(
+                try await runPgbench(
+                    "pgbench -M prepared, synchronous_commit=off", clients: clients,
+                    options: "-c synchronous_commit=off"))
         }
 
         try await ServerPhases.explain(statement, client: preparedClient)
-        try await ServerPhases.statementsPerCall(log: log, client: preparedClient, ledger: prepared, transaction: { transaction($0, product: products[0]) }, counter: counter)
+        try await ServerPhases.statementsPerCall(
+            log: log, client: preparedClient, ledger: prepared, transaction: { transaction($0, product: products[0]) },
+            counter: counter)
 
         let began = ContinuousClock.now
         let report = try await Reconciler(client: preparedClient).run()
-        print("reconcile on \(try await preparedClient.query("SELECT count(*) FROM purchases").single().decode(Int.self, at: 0)) purchases: passed \(report.passed) in \(ContinuousClock.now - began)")
+        print(
+            "reconcile on \(try await preparedClient.query("SELECT count(*) FROM purchases").single().decode(Int.self, at: 0)) purchases: passed \(report.passed) in \(ContinuousClock.now - began)"
+        )
         if !report.passed { print(report.text) }
 
         Summary.print(results, seconds: seconds, rounds: rounds)

@@ -16,14 +16,27 @@ struct Measurement {
     }
 
     var line: String {
-        var text = "\(label): clients \(clients), calls \(calls), \(Int(perSecond.rounded()))/s, "
+        var text =
+            "\(label): clients \(clients), calls \(calls), \(Int(perSecond.rounded()))/s, "
             + String(format: "p50 %.2f ms, p99 %.2f ms", percentile(0.5), percentile(0.99))
-        if let usage {
+        if let usage, calls > 0 {
+            text += String(format: "; CPU per call: server %.0f µs, client %.0f µs", serverMicros, clientMicros)
+            text += String(format: " (2-core estimate %.0f/s)", twoCoreEstimate)
             text += ", \(usage)"
-            if usage.walSyncs > 0 { text += String(format: ", %.1f commits per WAL flush", Double(calls) / usage.walSyncs) }
+            if usage.walSyncs > 0 {
+                text += String(
+                    format: ", %.1f commits per WAL flush of %.2f ms", Double(calls) / usage.walSyncs,
+                    usage.millisPerFlush)
+            }
         }
         return text
     }
+
+    /// CPU time per call of the PostgreSQL server and of the client (our process, or pgbench).
+    var serverMicros: Double { (usage?.server ?? 0) * 1e6 / Double(max(calls, 1)) }
+    var clientMicros: Double { (usage?.client ?? 0) * 1e6 / Double(max(calls, 1)) }
+    /// Calls per second two dedicated cores could run if CPU were the only limit.
+    var twoCoreEstimate: Double { 2e6 / max(serverMicros + clientMicros, 1) }
 
     /// Runs `call` from `clients` concurrent tasks until `seconds` pass (or `callsEach` calls each).
     static func drive(
@@ -64,5 +77,9 @@ extension Duration {
 
 final class Counter: Sendable {
     private let value = Mutex(0)
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        value.withLock {
+            $0 += 1; return $0
+        }
+    }
 }

@@ -21,7 +21,9 @@ struct Pgbench {
 
     init?(socketDirectory: String, port: Int, user: String, database: String, folder: String) {
         let candidates = ["/usr/lib/postgresql/15/bin/pgbench", "/usr/bin/pgbench"]
-        guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+        guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            return nil
+        }
         self.executable = executable
         self.socketDirectory = socketDirectory
         self.port = port
@@ -34,12 +36,16 @@ struct Pgbench {
     /// variables; `options` is passed as PGOPTIONS (session settings for pgbench's connections only).
     /// One thread per client (`-j clients`), like our one pool thread per connection: on a shared
     /// machine the scheduler shares CPU per thread, and two pgbench threads would be starved.
-    func run(scripts: [String], defines: [String: String], clients: Int, seconds: Int, options: String = "") async throws -> Result {
+    func run(
+        scripts: [String], defines: [String: String], clients: Int, seconds: Int, options: String = ""
+    ) async throws -> Result {
         let runFolder = folder + "/pgbench-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: runFolder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: runFolder) }
-        var arguments = ["-n", "-M", "prepared", "-c", String(clients), "-j", String(clients), "-T", String(seconds),
-                         "-l", "--log-prefix=\(runFolder)/tx", "-h", socketDirectory, "-p", String(port), "-U", user]
+        var arguments = [
+            "-n", "-M", "prepared", "-c", String(clients), "-j", String(clients), "-T", String(seconds),
+            "-l", "--log-prefix=\(runFolder)/tx", "-h", socketDirectory, "-p", String(port), "-U", user,
+        ]
         for (index, script) in scripts.enumerated() {
             let path = runFolder + "/script\(index).sql"
             try script.write(toFile: path, atomically: true, encoding: .utf8)
@@ -49,13 +55,17 @@ struct Pgbench {
         arguments.append(database)
 
         let output = runFolder + "/out.txt"
-        let status = try await Self.spawnAndWait(executable, arguments, output: output, workingDirectory: runFolder, options: options)
+        let status = try await Self.spawnAndWait(
+            executable, arguments, output: output, workingDirectory: runFolder, options: options)
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0 else {
-            throw BenchError("pgbench failed (\(status)):\n" + text.split(separator: "\n").suffix(12).joined(separator: "\n"))
+            throw BenchError(
+                "pgbench failed (\(status)):\n" + text.split(separator: "\n").suffix(12).joined(separator: "\n"))
         }
         func value(after prefix: String) -> Double? {
-            text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count).prefix { $0 != " " }) }
+            text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap {
+                Double($0.dropFirst(prefix.count).prefix { $0 != " " })
+            }
         }
         var latencies: [Double] = []
         for file in try FileManager.default.contentsOfDirectory(atPath: runFolder) where file.hasPrefix("tx") {
@@ -79,16 +89,24 @@ extension Pgbench {
     /// `Process`: the child inherits the spawning thread's signal mask, and Swift's threads block
     /// SIGALRM and SIGTERM, so pgbench's `-T` timer never fired (it ran on, and ignored SIGTERM).
     /// Here the child starts with nothing blocked.
-    static func spawnAndWait(_ executable: String, _ arguments: [String], output: String, workingDirectory: String, options: String) async throws -> Int32 {
+    static func spawnAndWait(
+        _ executable: String, _ arguments: [String], output: String, workingDirectory: String, options: String
+    ) async throws -> Int32 {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
-                continuation.resume(with: Swift.Result { try spawnAndWaitBlocking(executable, arguments, output: output, workingDirectory: workingDirectory, options: options) })
+                continuation.resume(
+                    with: Swift.Result {
+                        try spawnAndWaitBlocking(
+                            executable, arguments, output: output, workingDirectory: workingDirectory, options: options)
+                    })
             }
             thread.start()
         }
     }
 
-    private static func spawnAndWaitBlocking(_ executable: String, _ arguments: [String], output: String, workingDirectory: String, options: String) throws -> Int32 {
+    private static func spawnAndWaitBlocking(
+        _ executable: String, _ arguments: [String], output: String, workingDirectory: String, options: String
+    ) throws -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -116,7 +134,9 @@ extension Pgbench {
         defer { envp.forEach { free($0) } }
         var pid = pid_t()
         let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp)
-        guard spawned == 0 else { throw BenchError("cannot start \(executable): \(String(cString: strerror(spawned)))") }
+        guard spawned == 0 else {
+            throw BenchError("cannot start \(executable): \(String(cString: strerror(spawned)))")
+        }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 {
             guard errno == EINTR else { throw BenchError("waiting for \(executable) failed") }

@@ -19,8 +19,11 @@ struct PurchaseStatement {
 
     /// Records one purchase through a one-connection client (so the session is known), with
     /// statement logging on, and reads the statement back.
-    static func capture(url: String, log: String, transaction: VerifiedTransaction, uid: String) async throws -> PurchaseStatement {
-        let client = PostgresClient(configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 1))
+    static func capture(
+        url: String, log: String, transaction: VerifiedTransaction, uid: String
+    ) async throws -> PurchaseStatement {
+        let client = PostgresClient(
+            configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 1))
         do {
             let statement = try await capture(client: client, log: log, transaction: transaction, uid: uid)
             await client.shutdown()
@@ -31,14 +34,19 @@ struct PurchaseStatement {
         }
     }
 
-    private static func capture(client: PostgresClient, log: String, transaction: VerifiedTransaction, uid: String) async throws -> PurchaseStatement {
+    private static func capture(
+        client: PostgresClient, log: String, transaction: VerifiedTransaction, uid: String
+    ) async throws -> PurchaseStatement {
         let before = (try? String(contentsOfFile: log, encoding: .utf8))?.utf8.count ?? 0
         try await client.query("SET log_min_duration_statement = 0")
         let outcome = try await LedgerStore(client: client).recordPurchase(transaction, for: uid)
         try await client.query("RESET log_min_duration_statement")
         guard case .recorded = outcome else { throw BenchError("capturing purchase not recorded: \(outcome)") }
-        let statements = try await client.query("SELECT statement FROM pg_prepared_statements WHERE statement LIKE 'WITH input AS%'")
-        guard statements.count == 1 else { throw BenchError("expected one prepared purchase statement, found \(statements.count)") }
+        let statements = try await client.query(
+            "SELECT statement FROM pg_prepared_statements WHERE statement LIKE 'WITH input AS%'")
+        guard statements.count == 1 else {
+            throw BenchError("expected one prepared purchase statement, found \(statements.count)")
+        }
         let sql = try statements.single().decode(String.self, at: 0)
 
         try await Task.sleep(for: .milliseconds(200))  // let the logging collector write
@@ -65,7 +73,9 @@ struct PurchaseStatement {
         var values: [String] = []
         var rest = Substring(text)
         while !rest.isEmpty {
-            guard rest.hasPrefix("$"), let equals = rest.range(of: " = ") else { throw BenchError("bad parameter list: \(rest.prefix(40))") }
+            guard rest.hasPrefix("$"), let equals = rest.range(of: " = ") else {
+                throw BenchError("bad parameter list: \(rest.prefix(40))")
+            }
             rest = rest[equals.upperBound...]
             if rest.hasPrefix("NULL") {
                 throw BenchError("parameter $\(values.count + 1) is NULL; pgbench cannot bind NULL")
@@ -93,7 +103,9 @@ struct PurchaseStatement {
     /// pgbench in `-M prepared` sends back as the same `$n`, so the server sees the same text), a
     /// unique transaction id per call (`base + client_id × 10⁹ + call number`) and a random user of
     /// `uids`. The product cannot be computed in pgbench, so each script binds another one.
-    func pgbenchScripts(products: [String], uids: ClosedRange<Int>, base: Int) -> (scripts: [String], defines: [String: String]) {
+    func pgbenchScripts(
+        products: [String], uids: ClosedRange<Int>, base: Int
+    ) -> (scripts: [String], defines: [String: String]) {
         var defines: [String: String] = ["n": "0", "base": String(base)]
         for (index, value) in parameters.enumerated() where !varies(index) { defines["c\(index + 1)"] = value }
         for (index, product) in products.enumerated() { defines["product\(index)"] = product }

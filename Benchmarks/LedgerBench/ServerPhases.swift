@@ -32,7 +32,8 @@ enum ServerPhases {
     /// Mean server time per phase of the purchase statement in the log since `offset`.
     static func summary(_ label: String, log: String, from offset: Int) -> String {
         var totals: [String: (sum: Double, count: Int)] = [:]
-        for line in logText(log, from: offset).split(separator: "\n") where line.contains("duration: ") && line.contains("WITH input") {
+        for line in logText(log, from: offset).split(separator: "\n")
+        where line.contains("duration: ") && line.contains("WITH input") {
             guard let range = line.range(of: "duration: ") else { continue }
             let rest = line[range.upperBound...]
             let value = Double(rest.prefix { $0 == "." || $0.isNumber }) ?? 0
@@ -48,20 +49,65 @@ enum ServerPhases {
             total += sum / Double(calls)
             parts.append("\(phase) " + String(format: "%.3f ms", sum / Double(calls)) + " (\(count)×)")
         }
-        return "server time per new purchase, \(label): " + parts.joined(separator: ", ") + String(format: "; total %.3f ms over %d calls", total, calls)
+        return "server time per new purchase, \(label): " + parts.joined(separator: ", ")
+            + String(format: "; total %.3f ms over %d calls", total, calls)
     }
 
-    /// EXPLAIN (ANALYZE, BUFFERS, WAL) of one new purchase (it is recorded).
-    static func explain(_ statement: PurchaseStatement, client: PostgresClient) async throws {
-        let query = statement.query(transactionId: "explain-\(UUID().uuidString)", uid: "100003", product: "com.memolease.sesac1.sprout3")
-        let rows = try await client.query(PostgresQuery(unsafeSQL: "EXPLAIN (ANALYZE, BUFFERS, WAL, COSTS OFF) " + query.sql, binds: query.binds))
-        print("EXPLAIN (ANALYZE, BUFFERS, WAL) of one new purchase:")
-        for row in rows { print("   ", try row.decode(String.self, at: 0)) }
+    /// EXPLAIN (ANALYZE, BUFFERS, WAL) of `runs` new purchases (they are recorded), averaged per
+    /// plan node: one sample on a busy machine is mostly noise.
+    static func explain(_ statement: PurchaseStatement, client: PostgresClient, runs: Int = 50) async throws {
+        var planning = 0.0, execution = 0.0
+        let lsn = try await client.query("SELECT pg_current_wal_insert_lsn()::text").single().decode(String.self, at: 0)
+        var nodes: [String: Double] = [:]
+        var order: [String] = []
+        for run in 0..<runs {
+            let query = statement.query(
+                transactionId: "explain-\(run)-\(UUID().uuidString)", uid: "100003",
+                product: "com.memolease.sesac1.sprout3")
+            let rows = try await client.query(
+                PostgresQuery(
+                    unsafeSQL: "EXPLAIN (ANALYZE, BUFFERS, WAL, FORMAT JSON) " + query.sql, binds: query.binds))
+            let json = try rows.single().decode(String.self, at: 0)
+            guard let top = (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])?.first,
+                let plan = top["Plan"] as? [String: Any]
+            else { throw BenchError("unexpected EXPLAIN output") }
+            planning += top["Planning Time"] as? Double ?? 0
+            execution += top["Execution Time"] as? Double ?? 0
+            func add(_ label: String, _ value: Double) {
+                if nodes[label] == nil { order.append(label) }
+                nodes[label, default: 0] += value
+            }
+            func visit(_ node: [String: Any]) {
+                if node["Node Type"] as? String == "ModifyTable", let relation = node["Relation Name"] as? String {
+                    add("insert into \(relation)", node["Actual Total Time"] as? Double ?? 0)
+                }
+                for child in node["Plans"] as? [[String: Any]] ?? [] { visit(child) }
+            }
+            visit(plan)
+            for trigger in top["Triggers"] as? [[String: Any]] ?? [] {
+                let constraint = trigger["Constraint Name"] as? String ?? trigger["Trigger Name"] as? String ?? "?"
+                add(
+                    "trigger for \(constraint) on \(trigger["Relation"] as? String ?? "?")",
+                    trigger["Time"] as? Double ?? 0)
+            }
+        }
+        // WAL from the insert position (per-node WAL counts overlap where CTEs feed each other).
+        let walBytes = try await client.query(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), \(lsn)::pg_lsn)::float8"
+        ).single().decode(Double.self, at: 0)
+        let n = Double(runs)
+        print("EXPLAIN (ANALYZE, BUFFERS, WAL) of \(runs) new purchases, means (custom plans: EXPLAIN plans each run):")
+        print(
+            String(
+                format: "    planning %.3f ms, execution %.3f ms, WAL %.0f bytes per purchase", planning / n,
+                execution / n, walBytes / n))
+        for label in order { print(String(format: "    %.3f ms  ", nodes[label]! / n) + label) }
     }
 
     /// Statements per call, counted in the server log (log_statement = all) for 100 calls each.
     static func statementsPerCall(
-        log: String, client: PostgresClient, ledger: LedgerStore, transaction: @escaping (String) -> VerifiedTransaction, counter: Counter
+        log: String, client: PostgresClient, ledger: LedgerStore,
+        transaction: @escaping (String) -> VerifiedTransaction, counter: Counter
     ) async throws {
         func statements(_ label: String, _ body: () async throws -> Void) async throws {
             try await client.query("ALTER SYSTEM SET log_statement = 'all'")
@@ -71,7 +117,9 @@ enum ServerPhases {
             try await body()
             try await client.query("ALTER SYSTEM RESET log_statement")
             try await client.query("SELECT pg_reload_conf()")
-            let lines = logText(log, from: before).split(separator: "\n").filter { $0.contains("LOG:  statement:") || $0.contains("LOG:  execute") }
+            let lines = logText(log, from: before).split(separator: "\n").filter {
+                $0.contains("LOG:  statement:") || $0.contains("LOG:  execute")
+            }
             let ledgerLines = lines.filter { !$0.contains("log_statement") && !$0.contains("pg_reload_conf") }
             print("\(label): \(ledgerLines.count) statements for 100 calls; first call's:")
             for line in ledgerLines.prefix(3) { print("   ", line.split(separator: "LOG:").last!.prefix(70)) }
@@ -87,9 +135,10 @@ enum ServerPhases {
         try await statements("purchase after a parked refund") {
             for index in 0..<100 {
                 let id = "r\(counter.next())"
-                _ = try await ledger.recordRefundEvent(RefundEvent(
-                    sourceEventId: "ev\(index)-\(id)", kind: .refund, store: .appStore, environment: .production,
-                    transactionId: id, signedDate: Date(), evidenceSHA256: [UInt8](repeating: 7, count: 32)))
+                _ = try await ledger.recordRefundEvent(
+                    RefundEvent(
+                        sourceEventId: "ev\(index)-\(id)", kind: .refund, store: .appStore, environment: .production,
+                        transactionId: id, signedDate: Date(), evidenceSHA256: [UInt8](repeating: 7, count: 32)))
                 _ = try await ledger.recordPurchase(transaction(id), for: "100003")
             }
         }

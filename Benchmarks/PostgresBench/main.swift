@@ -39,7 +39,8 @@ var rows: [Row] = []
         rows[index].perSecond.append(sample.perSecond)
         rows[index].cpuMicros.append(sample.cpuMicrosPerQuery)
     } else {
-        rows.append(Row(name: name, clients: clients, perSecond: [sample.perSecond], cpuMicros: [sample.cpuMicrosPerQuery]))
+        rows.append(
+            Row(name: name, clients: clients, perSecond: [sample.perSecond], cpuMicros: [sample.cpuMicrosPerQuery]))
     }
 }
 
@@ -52,8 +53,10 @@ func cpuSeconds(_ who: Int32) -> Double {
 }
 
 func ours(clients: Int, cacheSize: Int) async throws -> Sample {
-    let client = PostgresClient(configuration: .init(
-        connection: .init(url: url, preparedStatementCacheSize: cacheSize), minimumConnections: clients, maximumConnections: clients))
+    let client = PostgresClient(
+        configuration: .init(
+            connection: .init(url: url, preparedStatementCacheSize: cacheSize), minimumConnections: clients,
+            maximumConnections: clients))
     // Warm up every connection.
     try await withThrowingTaskGroup(of: Void.self) { group in
         for _ in 0..<clients { group.addTask { for n in 0..<200 { try await client.query("SELECT \(n)::int8") } } }
@@ -84,26 +87,37 @@ func ours(clients: Int, cacheSize: Int) async throws -> Sample {
 
 func pgbench(clients: Int, mode: String) throws -> Sample? {
     let candidates = ["/usr/lib/postgresql/15/bin/pgbench", "/usr/bin/pgbench"]
-    guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+    guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        return nil
+    }
     let script = folder + "/select.sql"
     try "\\set n random(1, 1000000)\nSELECT :n::int8;\n".write(toFile: script, atomically: true, encoding: .utf8)
     let output = folder + "/pgbench.out"
-    let command = "\(executable) -n -M \(mode) -f \(script) -c \(clients) -j \(clients) -T \(Int(seconds)) -h \(running.socketDirectory) -p \(port) -U \(running.superuser) postgres > \(output) 2>&1"
+    let command =
+        "\(executable) -n -M \(mode) -f \(script) -c \(clients) -j \(clients) -T \(Int(seconds)) -h \(running.socketDirectory) -p \(port) -U \(running.superuser) postgres > \(output) 2>&1"
     let cpuBefore = cpuSeconds(RUSAGE_CHILDREN.rawValue)
     guard system(command) == 0, let text = try? String(contentsOfFile: output, encoding: .utf8) else { return nil }
     // "tps = 12345.678901 (without initial connection time)"
     func value(after prefix: String) -> Double? {
-        text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count).prefix { $0 != " " }) }
+        text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap {
+            Double($0.dropFirst(prefix.count).prefix { $0 != " " })
+        }
     }
-    guard let tps = value(after: "tps = "), let transactions = value(after: "number of transactions actually processed: ") else { return nil }
-    return Sample(perSecond: tps, cpuMicrosPerQuery: (cpuSeconds(RUSAGE_CHILDREN.rawValue) - cpuBefore) * 1e6 / transactions)
+    guard let tps = value(after: "tps = "),
+        let transactions = value(after: "number of transactions actually processed: ")
+    else { return nil }
+    return Sample(
+        perSecond: tps, cpuMicrosPerQuery: (cpuSeconds(RUSAGE_CHILDREN.rawValue) - cpuBefore) * 1e6 / transactions)
 }
 
 do {
     for _ in 0..<rounds {
         for clients in [1, 8] {
-            record("Postgres module, cache off (PQexecParams, unnamed)", clients, try await ours(clients: clients, cacheSize: 0))
-            record("Postgres module, cache on (PQexecPrepared)", clients, try await ours(clients: clients, cacheSize: 128))
+            record(
+                "Postgres module, cache off (PQexecParams, unnamed)", clients,
+                try await ours(clients: clients, cacheSize: 0))
+            record(
+                "Postgres module, cache on (PQexecPrepared)", clients, try await ours(clients: clients, cacheSize: 128))
             record("pgbench -M extended (libpq, C, unnamed)", clients, try pgbench(clients: clients, mode: "extended"))
             record("pgbench -M prepared (libpq, C)", clients, try pgbench(clients: clients, mode: "prepared"))
         }
@@ -117,5 +131,7 @@ try? FileManager.default.removeItem(atPath: folder)
 print("| client | connections | queries/s | µs per query per connection | client CPU µs per query |")
 print("|---|---|---|---|---|")
 for row in rows.sorted(by: { ($0.clients, $0.name) < ($1.clients, $1.name) }) {
-    print("| \(row.name) | \(row.clients) | \(Int(row.mean)) | \(String(format: "%.1f", row.microsPerCall)) | \(String(format: "%.1f", row.meanCPU)) |")
+    print(
+        "| \(row.name) | \(row.clients) | \(Int(row.mean)) | \(String(format: "%.1f", row.microsPerCall)) | \(String(format: "%.1f", row.meanCPU)) |"
+    )
 }

@@ -15,7 +15,9 @@ struct BoundParameters {
     init(_ query: PostgresQuery) throws(PostgresError) {
         let binds = query.binds
         guard binds.count <= Int(UInt16.max) else {
-            throw PostgresError(code: .invalidUsage, message: "\(binds.count) parameters; at most 65535 fit one statement", query: query.sql)
+            throw PostgresError(
+                code: .invalidUsage, message: "\(binds.count) parameters; at most 65535 fit one statement",
+                query: query.sql)
         }
         offsets.reserveCapacity(binds.count)
         lengths.reserveCapacity(binds.count)
@@ -31,7 +33,8 @@ struct BoundParameters {
             case .text(let text):
                 if text.utf8.contains(0) {
                     throw PostgresError(
-                        code: .invalidUsage, message: "a text parameter contains a NUL character, which PostgreSQL cannot store",
+                        code: .invalidUsage,
+                        message: "a text parameter contains a NUL character, which PostgreSQL cannot store",
                         sqlState: .characterNotInRepertoire, query: query.sql)
                 }
                 offsets.append(buffer.count)

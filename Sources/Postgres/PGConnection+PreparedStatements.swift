@@ -29,7 +29,9 @@ extension PGConnection {
         if status == .idle { try deallocatePending(query: query.sql) }
         guard statements.isEnabled, !query.binds.isEmpty, status != .inError else {
             let result = try sendUnnamed(query, parameters)
-            if query.binds.isEmpty, Self.mayDiscardPreparedStatements(query.sql), PQresultStatus(result) == PGRES_COMMAND_OK {
+            if query.binds.isEmpty, Self.mayDiscardPreparedStatements(query.sql),
+                PQresultStatus(result) == PGRES_COMMAND_OK
+            {
                 statements.removeAll()
             }
             return result
@@ -56,7 +58,9 @@ extension PGConnection {
     }
 
     /// Prepares `name`; returns nil on success, or the error result for the caller to report.
-    private func prepareStatement(_ name: String, _ query: PostgresQuery, _ parameters: BoundParameters) throws(PostgresError) -> OpaquePointer? {
+    private func prepareStatement(
+        _ name: String, _ query: PostgresQuery, _ parameters: BoundParameters
+    ) throws(PostgresError) -> OpaquePointer? {
         guard let result = PQprepare(handle, name, query.sql, parameters.count, parameters.types) else {
             throw connectionFailure(query: query.sql)
         }
@@ -65,7 +69,9 @@ extension PGConnection {
         return nil
     }
 
-    private func executePrepared(_ name: String, _ query: PostgresQuery, _ parameters: BoundParameters) throws(PostgresError) -> OpaquePointer {
+    private func executePrepared(
+        _ name: String, _ query: PostgresQuery, _ parameters: BoundParameters
+    ) throws(PostgresError) -> OpaquePointer {
         let result = parameters.withValues { values in
             PQexecPrepared(handle, name, parameters.count, values, parameters.lengths, parameters.formats, 0)
         }

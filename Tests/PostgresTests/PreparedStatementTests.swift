@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 /// The per-connection prepared-statement cache, observed from the server's side through
 /// `pg_prepared_statements` (the calling session's own statements). Every client here has one
@@ -26,8 +26,10 @@ struct PreparedStatementTests {
     }
 
     static func singleConnection(_ db: TestDatabase, cacheSize: Int = 128) -> PostgresClient {
-        PostgresClient(configuration: .init(
-            connection: .init(url: db.url, preparedStatementCacheSize: cacheSize), minimumConnections: 0, maximumConnections: 1))
+        PostgresClient(
+            configuration: .init(
+                connection: .init(url: db.url, preparedStatementCacheSize: cacheSize), minimumConnections: 0,
+                maximumConnections: 1))
     }
 
     static func backendPID(_ client: PostgresClient) async throws -> Int {
@@ -57,7 +59,9 @@ struct PreparedStatementTests {
         try await withTestDatabase { db in
             let client = Self.singleConnection(db, cacheSize: 0)
             var values: [Int] = []
-            for n in 0..<5 { values.append(try await client.query("SELECT \(n)::int8").single().decode(Int.self, at: 0)) }
+            for n in 0..<5 {
+                values.append(try await client.query("SELECT \(n)::int8").single().decode(Int.self, at: 0))
+            }
             #expect(values == Array(0..<5))
             let statements = try await Self.prepared(client)
             #expect(statements.isEmpty)
@@ -70,18 +74,25 @@ struct PreparedStatementTests {
         try await withTestDatabase { db in
             let client = Self.singleConnection(db, cacheSize: 3)
             func run(_ letter: String) async throws {
-                let value = try await client.query("SELECT \(unsafeSQL: "'\(letter)'") || \("!")::text").single().decode(String.self, at: 0)
+                let value = try await client.query("SELECT \(unsafeSQL: "'\(letter)'") || \("!")::text").single()
+                    .decode(String.self, at: 0)
                 #expect(value == letter + "!")
             }
             for letter in ["a", "b", "c", "a", "d"] { try await run(letter) }
             // b was the least recently used when d came: it is gone; a, c and d remain.
             var statements = try await Self.prepared(client)
-            #expect(statements.map(\.statement) == ["SELECT 'a' || $1::text", "SELECT 'c' || $1::text", "SELECT 'd' || $1::text"])
+            #expect(
+                statements.map(\.statement) == [
+                    "SELECT 'a' || $1::text", "SELECT 'c' || $1::text", "SELECT 'd' || $1::text",
+                ])
             #expect(statements.map(\.executions) == [2, 1, 1])
             // b comes back under a new name and pushes out c, now the least recently used.
             try await run("b")
             statements = try await Self.prepared(client)
-            #expect(statements.map(\.statement) == ["SELECT 'a' || $1::text", "SELECT 'd' || $1::text", "SELECT 'b' || $1::text"])
+            #expect(
+                statements.map(\.statement) == [
+                    "SELECT 'a' || $1::text", "SELECT 'd' || $1::text", "SELECT 'b' || $1::text",
+                ])
             #expect(Set(statements.map(\.name)).count == 3)
             #expect(statements.last?.name == "shopledger_5", "names are never reused")
             await client.shutdown()
@@ -115,12 +126,16 @@ struct PreparedStatementTests {
             }
             #expect(error.sqlState == .featureNotSupported, "\(error)")
             #expect(error.isRetryableTransactionFailure)
-            #expect(try await client.query("SELECT count(*) FROM items").single().decode(Int.self, at: 0) == 2, "rolled back")
+            #expect(
+                try await client.query("SELECT count(*) FROM items").single().decode(Int.self, at: 0) == 2,
+                "rolled back")
             let rows = try await client.withTransaction { connection in try await connection.query(select) }
             #expect(rows.columns.map(\.name) == ["id", "label", "note"])
             // With retries asked for, withTransaction cures it on its own.
             try await client.query("ALTER TABLE items DROP COLUMN note")
-            let retried = try await client.withTransaction(.retrying(2)) { connection in try await connection.query(select) }
+            let retried = try await client.withTransaction(.retrying(2)) { connection in
+                try await connection.query(select)
+            }
             #expect(retried.columns.map(\.name) == ["id", "label"])
             statements = try await Self.prepared(client)
             #expect(statements.filter { $0.statement.hasPrefix("SELECT * FROM items") }.count == 1)
@@ -158,7 +173,9 @@ struct PreparedStatementTests {
                 }
                 #expect(inTransaction == 10)
             }
-            try await client.withConnection { connection in try await connection.executeScript(unsafeSQL: "SELECT 1; DEALLOCATE ALL") }
+            try await client.withConnection { connection in
+                try await connection.executeScript(unsafeSQL: "SELECT 1; DEALLOCATE ALL")
+            }
             let afterScript = try await client.withTransaction { connection in
                 try await connection.query(query).single().decode(Int.self, at: 0)
             }
@@ -179,7 +196,9 @@ struct PreparedStatementTests {
             // A unique violation on a cached statement, then a statement in the failed transaction.
             try await client.withConnection { connection in
                 try await connection.query("BEGIN")
-                let duplicate = try await #require(throws: PostgresError.self) { try await connection.execute(insert(1)) }
+                let duplicate = try await #require(throws: PostgresError.self) {
+                    try await connection.execute(insert(1))
+                }
                 #expect(duplicate.sqlState == .uniqueViolation)
                 let aborted = try await #require(throws: PostgresError.self) {
                     try await connection.query("SELECT \(1)::int8 AS never_prepared")
@@ -241,13 +260,18 @@ struct PreparedStatementTests {
             #expect(try await client.query(query).single().decode(Int.self, at: 0) == 7)
             let pid = try await Self.backendPID(client)
             // Killed while idle in the pool: found on the next lease and replaced.
-            #expect(try await db.client.query("SELECT pg_terminate_backend(\(pid)::integer, 5000)").single().decode(Bool.self, at: 0))
+            #expect(
+                try await db.client.query("SELECT pg_terminate_backend(\(pid)::integer, 5000)").single().decode(
+                    Bool.self, at: 0))
             try await Task.sleep(for: .milliseconds(100))
             #expect(try await client.query(query).single().decode(Int.self, at: 0) == 7)
             #expect(try await Self.backendPID(client) != pid)
             // Prepared afresh as this session's first statement: had the old cache been kept, its
             // name would have failed with 26000 and been replaced by shopledger_2.
-            #expect(try await Self.prepared(client) == [Prepared(name: "shopledger_1", statement: "SELECT $1::int8 + 4", executions: 1)])
+            #expect(
+                try await Self.prepared(client) == [
+                    Prepared(name: "shopledger_1", statement: "SELECT $1::int8 + 4", executions: 1)
+                ])
 
             // Killed while leased, between two statements: the second fails as a connection
             // error, and the next lease works on a new connection.
@@ -281,12 +305,14 @@ struct PreparedStatementTests {
                 var id: UUID?, blob: Data?, doc: String?, ints: [Int]?, words: [String]?
             }
             let samples: [Values] = [
-                Values(i16: 1, i32: -2, i64: Int64.max, flag: true, label: "새싹 'q' \\", ratio: 0.5,
-                       at: Date(timeIntervalSince1970: 1_700_000_000.25), id: UUID(), blob: Data([0, 1, 255]),
-                       doc: #"{"a": 1}"#, ints: [1, -1], words: ["a b", "\"", ""]),
+                Values(
+                    i16: 1, i32: -2, i64: Int64.max, flag: true, label: "새싹 'q' \\", ratio: 0.5,
+                    at: Date(timeIntervalSince1970: 1_700_000_000.25), id: UUID(), blob: Data([0, 1, 255]),
+                    doc: #"{"a": 1}"#, ints: [1, -1], words: ["a b", "\"", ""]),
                 Values(),
-                Values(i16: Int16.min, i32: Int32.max, i64: -1, flag: false, label: "", ratio: -1e300,
-                       at: Date(timeIntervalSince1970: 0), id: UUID(), blob: Data(), doc: "[]", ints: [], words: ["NULL"]),
+                Values(
+                    i16: Int16.min, i32: Int32.max, i64: -1, flag: false, label: "", ratio: -1e300,
+                    at: Date(timeIntervalSince1970: 0), id: UUID(), blob: Data(), doc: "[]", ints: [], words: ["NULL"]),
             ]
             for (n, v) in samples.enumerated() {
                 try await client.query(
@@ -299,7 +325,8 @@ struct PreparedStatementTests {
                 let row = try await client.query(
                     "SELECT i16, i32, i64, flag, label, ratio, at, id, blob, doc::text, ints, words FROM everything WHERE n = \(n)"
                 ).single()
-                let (i16, i32, i64, flag, label, ratio) = try row.decode((Int16?, Int32?, Int64?, Bool?, String?, Double?).self)
+                let (i16, i32, i64, flag, label, ratio) = try row.decode(
+                    (Int16?, Int32?, Int64?, Bool?, String?, Double?).self)
                 let at = try row.decode(Date?.self, at: 6)
                 let id = try row.decode(UUID?.self, at: 7)
                 let blob = try row.decode(Data?.self, at: 8)
