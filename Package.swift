@@ -129,9 +129,13 @@ let package = Package(
 
         // Benchmarks (`make bench`): figures, not pass/fail tests.
         .executableTarget(name: "PostgresBench", dependencies: ["Postgres"], path: "Benchmarks/PostgresBench", swiftSettings: strict),
+        .target(
+            name: "BenchSupport",
+            dependencies: ["Ledger", "Postgres", "Receipts"],
+            path: "Benchmarks/BenchSupport", swiftSettings: strict),
         .executableTarget(
             name: "LedgerBench",
-            dependencies: ["Ledger", "Postgres", "Receipts", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["BenchSupport", "Ledger", "Postgres", "Receipts", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/LedgerBench", swiftSettings: strict),
         .executableTarget(
             name: "ReceiptsBench",
@@ -150,7 +154,7 @@ let package = Package(
         .executableTarget(
             name: "LoadBench",
             dependencies: [
-                "TestSupport", "Postgres", .product(name: "Crypto", package: "swift-crypto"),
+                "BenchSupport", "TestSupport", "Ledger", "Receipts", "Postgres", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import Ledger
 import Logging
@@ -76,15 +77,7 @@ struct Bench {
 
         let counter = Counter()
         @Sendable func transaction(_ id: String, product: String? = nil) -> VerifiedTransaction {
-            let date = Date()
-            var digest = [UInt8](repeating: 0, count: 32)
-            for (index, byte) in id.utf8.enumerated() { digest[index % 32] ^= byte &+ UInt8(truncatingIfNeeded: index) }
-            return VerifiedTransaction(
-                store: .appStore, environment: .production, transactionId: id, originalTransactionId: id,
-                bundleId: "com.memolease.sesac1", productId: product ?? products.randomElement()!,
-                productType: .nonConsumable, purchaseDate: date, originalPurchaseDate: date, signedDate: date,
-                priceMilli: 2_500_000, currency: "KRW", storefront: "KOR", appAccountToken: UUID(),
-                evidenceSHA256: digest)
+            benchTransaction(id, product: product ?? products.randomElement()!)
         }
         @Sendable func randomUID() -> String { String(Int.random(in: uids)) }
 

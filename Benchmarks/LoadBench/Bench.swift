@@ -1,3 +1,4 @@
+import BenchSupport
 import Crypto
 import Foundation
 import NIOCore
@@ -15,6 +16,9 @@ import TestSupport
 /// - duplicate re-posts of already recorded transactions;
 /// - `GET /v1/user/shop/myinfo`.
 ///
+/// Then, on the same cluster with the server stopped, the database ceiling (`Ceiling`): the exact
+/// purchase statement through `pgbench -M prepared` with as many clients as the server's pool.
+///
 /// Usage: LoadBench [--seconds T] [--connections C] [--server PATH] [--pool-size N] [--log-level L]
 @main
 struct LoadBench {
@@ -30,9 +34,13 @@ struct LoadBench {
         let interrupted = server.stopOnSignals()
         do {
             let results = try await Workloads(pki: pki, port: server.port, options: options).runAll()
+            server.stopServer()
+            progress("LoadBench: database ceiling, pgbench -M prepared, \(options.poolSize) clients, \(options.seconds) s")
+            let ceiling = try await Ceiling.measure(
+                server: server, clients: options.poolSize, seconds: options.seconds, products: Workloads.products)
             try await server.stop()
             try? FileManager.default.removeItem(atPath: folder)
-            LoadReport(results: results, options: options).print()
+            LoadReport(results: results, ceiling: ceiling, options: options).print()
             interrupted.forEach { $0.cancel() }
         } catch {
             try? await server.stop()
@@ -53,6 +61,10 @@ struct Options {
         server = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("shopledger").path
         var arguments = arguments
         while let flag = arguments.popFirst() {
+            if flag == "--help" || flag == "-h" {
+                print(Self.usage)
+                exit(0)
+            }
             guard let value = arguments.popFirst() else { throw BenchError("\(flag) needs a value") }
             switch flag {
             case "--seconds": seconds = Double(value) ?? seconds
@@ -64,6 +76,15 @@ struct Options {
             }
         }
     }
+
+    static let usage = """
+        Usage: LoadBench [--seconds T] [--connections C] [--server PATH] [--pool-size N] [--log-level L]
+          --seconds      seconds per workload (default 10)
+          --connections  keep-alive client connections (default 32)
+          --server       the shopledger binary (default: beside LoadBench)
+          --pool-size    the server's PostgreSQL pool, and the ceiling's pgbench clients (default 16)
+          --log-level    the server's LOG_LEVEL (default info: one access line per request, as deployed)
+        """
 
     var duration: Duration { .milliseconds(Int64(seconds * 1000)) }
 }
@@ -130,13 +151,15 @@ struct Workloads {
         let header = TestPKI.base64URL(TestPKI.json(["alg": "ES256", "x5c": pki.x5c]))
         return (0..<count).map { index in
             let id = String(offset + index)
+            // Written out rather than through JSONSerialization (which was 55% of the signing time).
             let payload = TestPKI.base64URL(
-                TestPKI.json([
-                    "transactionId": id, "originalTransactionId": id, "bundleId": "com.memolease.sesac1",
-                    "productId": Self.product(index), "type": "Non-Consumable", "purchaseDate": now - 1000,
-                    "originalPurchaseDate": now - 1000, "signedDate": now, "environment": "Production", "price": 2_500_000,
-                    "currency": "KRW", "storefront": "KOR", "inAppOwnershipType": "PURCHASED",
-                ]))
+                Data(
+                    """
+                    {"transactionId":"\(id)","originalTransactionId":"\(id)","bundleId":"com.memolease.sesac1",\
+                    "productId":"\(Self.product(index))","type":"Non-Consumable","purchaseDate":\(now - 1000),\
+                    "originalPurchaseDate":\(now - 1000),"signedDate":\(now),"environment":"Production",\
+                    "price":2500000,"currency":"KRW","storefront":"KOR","inAppOwnershipType":"PURCHASED"}
+                    """.utf8))
             let input = header + "." + payload
             let signature = try! pki.leafKey.signature(for: Data(input.utf8))
             return input + "." + TestPKI.base64URL(signature.rawRepresentation)
@@ -171,6 +194,7 @@ struct Workloads {
 /// The summary table.
 struct LoadReport {
     let results: [LoadResult]
+    let ceiling: Pgbench.Result
     let options: Options
 
     var markdown: String {
@@ -184,6 +208,19 @@ struct LoadReport {
                 "| \(result.label) | \(result.connections) | \(Int(result.requestsPerSecond.rounded())) | "
                     + [0.5, 0.9, 0.99, 1.0].map { String(format: "%.1f", result.percentile($0)) }.joined(separator: " | ")
                     + " | \(result.errors)\(statuses.isEmpty ? "" : " (\(statuses))") |")
+        }
+        let sorted = ceiling.latencies
+        func at(_ p: Double) -> String {
+            guard !sorted.isEmpty else { return "–" }
+            return String(format: "%.1f", sorted[min(sorted.count - 1, max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))])
+        }
+        lines.append(
+            "| database ceiling: the purchase statement, pgbench -M prepared | \(options.poolSize) | "
+                + "\(Int(ceiling.perSecond.rounded())) | \(at(0.5)) | \(at(0.9)) | \(at(0.99)) | \(at(1.0)) | \(ceiling.failed) |")
+        lines.append("")
+        for result in results where result.label.hasSuffix("(new JWS)") {
+            let share = ceiling.perSecond > 0 ? 100 * result.requestsPerSecond / ceiling.perSecond : .nan
+            lines.append("\(result.label): \(Int(share.rounded()))% of the database ceiling")
         }
         return lines.joined(separator: "\n")
     }

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -10,6 +11,7 @@ import TestSupport
 /// accepts development tokens (so the load needs no Firebase).
 struct BenchServer {
     let cluster: LocalPostgres
+    let running: LocalPostgres.Running
     let databaseURL: String
     let port: Int
     let process: Process
@@ -42,7 +44,7 @@ struct BenchServer {
         process.standardError = log
         process.standardOutput = log
         try process.run()
-        let server = BenchServer(cluster: cluster, databaseURL: databaseURL, port: port, process: process, folder: folder)
+        let server = BenchServer(cluster: cluster, running: running, databaseURL: databaseURL, port: port, process: process, folder: folder)
         try await server.waitUntilReady()
         return server
     }
@@ -71,11 +73,16 @@ struct BenchServer {
         }
     }
 
-    func stop() async throws {
+    /// Stops the server (SIGTERM, waits for it); the cluster keeps running.
+    func stopServer() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
         }
+    }
+
+    func stop() async throws {
+        stopServer()
         try await cluster.stop()
     }
 
@@ -89,9 +96,4 @@ struct BenchServer {
         }
         return result.statuses.keys.first ?? 0
     }
-}
-
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -111,9 +111,17 @@ public struct TestPKI: Sendable {
     }
 
     public static func base64URL(_ data: some DataProtocol, padded: Bool = false) -> String {
-        var text = Data(data).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        if !padded { text = text.replacingOccurrences(of: "=", with: "") }
-        return text
+        // Byte by byte rather than three `replacingOccurrences` (NSString, locale-aware): the load
+        // benchmark signs 100,000 transactions with this.
+        var bytes = Array(Data(data).base64EncodedData())
+        for index in bytes.indices {
+            switch bytes[index] {
+            case UInt8(ascii: "+"): bytes[index] = UInt8(ascii: "-")
+            case UInt8(ascii: "/"): bytes[index] = UInt8(ascii: "_")
+            default: break
+            }
+        }
+        if !padded { while bytes.last == UInt8(ascii: "=") { bytes.removeLast() } }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -2,24 +2,24 @@ import Foundation
 
 /// Runs PostgreSQL's own `pgbench` (libpq in C) against the bench's cluster: the database ceiling
 /// our Swift path is compared with.
-struct Pgbench {
-    struct Result {
-        let transactions: Int
-        let failed: Int
-        let perSecond: Double
+public struct Pgbench {
+    public struct Result {
+        public let transactions: Int
+        public let failed: Int
+        public let perSecond: Double
         /// Per-transaction latencies in milliseconds, sorted (from pgbench's `-l` log).
-        let latencies: [Double]
+        public let latencies: [Double]
     }
 
-    let executable: String
-    let socketDirectory: String
-    let port: Int
-    let user: String
-    let database: String
+    public let executable: String
+    public let socketDirectory: String
+    public let port: Int
+    public let user: String
+    public let database: String
     /// Where scripts, output and per-transaction logs go.
-    let folder: String
+    public let folder: String
 
-    init?(socketDirectory: String, port: Int, user: String, database: String, folder: String) {
+    public init?(socketDirectory: String, port: Int, user: String, database: String, folder: String) {
         let candidates = ["/usr/lib/postgresql/15/bin/pgbench", "/usr/bin/pgbench"]
         guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             return nil
@@ -36,7 +36,7 @@ struct Pgbench {
     /// variables; `options` is passed as PGOPTIONS (session settings for pgbench's connections only).
     /// One thread per client (`-j clients`), like our one pool thread per connection: on a shared
     /// machine the scheduler shares CPU per thread, and two pgbench threads would be starved.
-    func run(
+    public func run(
         scripts: [String], defines: [String: String], clients: Int, seconds: Int, options: String = ""
     ) async throws -> Result {
         let runFolder = folder + "/pgbench-\(UUID().uuidString.prefix(8))"
@@ -89,7 +89,7 @@ extension Pgbench {
     /// `Process`: the child inherits the spawning thread's signal mask, and Swift's threads block
     /// SIGALRM and SIGTERM, so pgbench's `-T` timer never fired (it ran on, and ignored SIGTERM).
     /// Here the child starts with nothing blocked.
-    static func spawnAndWait(
+    public static func spawnAndWait(
         _ executable: String, _ arguments: [String], output: String, workingDirectory: String, options: String
     ) async throws -> Int32 {
         try await withCheckedThrowingContinuation { continuation in
@@ -145,7 +145,7 @@ extension Pgbench {
     }
 }
 
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct BenchError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

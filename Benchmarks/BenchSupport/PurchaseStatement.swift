@@ -7,19 +7,19 @@ import Receipts
 /// rather than copied from the code: its text from `pg_prepared_statements` of the session that ran
 /// it, its parameters as the server logged them. Which parameters vary per call is found by
 /// matching the marker values the capturing call used.
-struct PurchaseStatement {
-    let sql: String
+public struct PurchaseStatement {
+    public let sql: String
     /// Text of each parameter as the server received it, `$1` first.
-    let parameters: [String]
+    public let parameters: [String]
     /// Positions (0-based) holding the transaction id (and the original transaction id), the uid and
     /// the product id.
-    let transactionIdPositions: [Int]
-    let uidPosition: Int
-    let productPosition: Int
+    public let transactionIdPositions: [Int]
+    public let uidPosition: Int
+    public let productPosition: Int
 
     /// Records one purchase through a one-connection client (so the session is known), with
     /// statement logging on, and reads the statement back.
-    static func capture(
+    public static func capture(
         url: String, log: String, transaction: VerifiedTransaction, uid: String
     ) async throws -> PurchaseStatement {
         let client = PostgresClient(
@@ -69,7 +69,7 @@ struct PurchaseStatement {
     }
 
     /// Parses `$1 = 'text', $2 = NULL, …` as PostgreSQL logs bind parameters (quotes doubled).
-    static func parseParameters(_ text: String) throws -> [String] {
+    public static func parseParameters(_ text: String) throws -> [String] {
         var values: [String] = []
         var rest = Substring(text)
         while !rest.isEmpty {
@@ -103,7 +103,7 @@ struct PurchaseStatement {
     /// pgbench in `-M prepared` sends back as the same `$n`, so the server sees the same text), a
     /// unique transaction id per call (`base + client_id × 10⁹ + call number`) and a random user of
     /// `uids`. The product cannot be computed in pgbench, so each script binds another one.
-    func pgbenchScripts(
+    public func pgbenchScripts(
         products: [String], uids: ClosedRange<Int>, base: Int
     ) -> (scripts: [String], defines: [String: String]) {
         var defines: [String: String] = ["n": "0", "base": String(base)]
@@ -138,7 +138,7 @@ struct PurchaseStatement {
 
     /// The same statement through the Postgres module, bypassing `LedgerStore` (no validation, no
     /// result decoding): every parameter as text of unknown type, as pgbench sends them.
-    func query(transactionId: String, uid: String, product: String) -> PostgresQuery {
+    public func query(transactionId: String, uid: String, product: String) -> PostgresQuery {
         var binds = parameters.map { PostgresBind.text($0) }
         for index in transactionIdPositions { binds[index] = .text(transactionId) }
         binds[uidPosition] = .text(uid)
