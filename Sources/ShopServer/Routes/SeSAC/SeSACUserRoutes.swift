@@ -39,8 +39,8 @@ struct SeSACUserRoutes {
 }
 
 extension UserDocument: ResponseGenerator {
-    /// Written by hand (`JSONBody`), field for field as the synthesized `Encodable` conformance writes
-    /// it (a test holds the two equal): this is the hottest response of the SeSAC surface.
+    /// Written by hand (`JSONBody`): the same object the synthesized `Encodable` conformance writes (a
+    /// test holds the two equal), fields in declaration order. This is the SeSAC surface's hottest response.
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var body = JSONBody(capacity: 512 + 24 * transactionId.count)
         body.field("_id", _id)
