@@ -2,8 +2,8 @@ import Foundation
 
 /// Runs PostgreSQL's own `pgbench` (libpq in C) against the bench's cluster: the database ceiling
 /// our Swift path is compared with.
-public struct Pgbench {
-    public struct Result {
+public struct Pgbench: Sendable {
+    public struct Result: Sendable {
         public let transactions: Int
         public let failed: Int
         public let perSecond: Double

@@ -7,7 +7,7 @@ import Receipts
 /// rather than copied from the code: its text from `pg_prepared_statements` of the session that ran
 /// it, its parameters as the server logged them. Which parameters vary per call is found by
 /// matching the marker values the capturing call used.
-public struct PurchaseStatement {
+public struct PurchaseStatement: Sendable {
     public let sql: String
     /// Text of each parameter as the server received it, `$1` first.
     public let parameters: [String]

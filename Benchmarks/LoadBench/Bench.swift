@@ -35,9 +35,10 @@ struct LoadBench {
         do {
             let results = try await Workloads(pki: pki, port: server.port, options: options).runAll()
             server.stopServer()
-            progress("LoadBench: database ceiling, pgbench -M prepared, \(options.poolSize) clients, \(options.seconds) s")
+            progress("LoadBench: database ceilings, pgbench -M prepared, \(options.poolSize) clients, \(options.seconds) s each")
             let ceiling = try await Ceiling.measure(
-                server: server, clients: options.poolSize, seconds: options.seconds, products: Workloads.products)
+                server: server, clients: options.poolSize, seconds: options.seconds, products: Workloads.products,
+                users: options.users)
             try await server.stop()
             try? FileManager.default.removeItem(atPath: folder)
             LoadReport(results: results, ceiling: ceiling, options: options).print()
@@ -194,7 +195,7 @@ struct Workloads {
 /// The summary table.
 struct LoadReport {
     let results: [LoadResult]
-    let ceiling: Pgbench.Result
+    let ceiling: Ceiling.Results
     let options: Options
 
     var markdown: String {
@@ -209,19 +210,25 @@ struct LoadReport {
                     + [0.5, 0.9, 0.99, 1.0].map { String(format: "%.1f", result.percentile($0)) }.joined(separator: " | ")
                     + " | \(result.errors)\(statuses.isEmpty ? "" : " (\(statuses))") |")
         }
-        let sorted = ceiling.latencies
-        func at(_ p: Double) -> String {
-            guard !sorted.isEmpty else { return "–" }
-            return String(format: "%.1f", sorted[min(sorted.count - 1, max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))])
+        func row(_ label: String, _ result: Pgbench.Result) -> String {
+            let sorted = result.latencies
+            let percentiles = [0.5, 0.9, 0.99, 1.0].map { p in
+                sorted.isEmpty
+                    ? "–"
+                    : String(format: "%.1f", sorted[min(sorted.count - 1, max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))])
+            }
+            return "| \(label) | \(options.poolSize) | \(Int(result.perSecond.rounded())) | "
+                + percentiles.joined(separator: " | ") + " | \(result.failed) |"
         }
-        lines.append(
-            "| database ceiling: the purchase statement, pgbench -M prepared | \(options.poolSize) | "
-                + "\(Int(ceiling.perSecond.rounded())) | \(at(0.5)) | \(at(0.9)) | \(at(0.99)) | \(at(1.0)) | \(ceiling.failed) |")
+        lines.append(row("database ceiling: the purchase statement, pgbench -M prepared", ceiling.purchase))
+        lines.append(row("database ceiling: myinfo's statement, pgbench -M prepared", ceiling.myinfo))
         lines.append("")
-        for result in results where result.label.hasSuffix("(new JWS)") {
-            let share = ceiling.perSecond > 0 ? 100 * result.requestsPerSecond / ceiling.perSecond : .nan
-            lines.append("\(result.label): \(Int(share.rounded()))% of the database ceiling")
+        func share(_ result: LoadResult, of ceiling: Pgbench.Result) -> String {
+            let percent = ceiling.perSecond > 0 ? Int((100 * result.requestsPerSecond / ceiling.perSecond).rounded()) : 0
+            return "\(result.label): \(percent)% of its database ceiling"
         }
+        for result in results where result.label.hasSuffix("(new JWS)") { lines.append(share(result, of: ceiling.purchase)) }
+        for result in results where result.label.contains("myinfo") { lines.append(share(result, of: ceiling.myinfo)) }
         return lines.joined(separator: "\n")
     }
 

@@ -7,20 +7,27 @@ import Postgres
 /// workloads are done and the server is stopped: the exact statement a new purchase sends (read back
 /// from the server, as LedgerBench does), driven by PostgreSQL's `pgbench -M prepared` with as many
 /// clients as the server has pool connections. End-to-end purchases per second are quoted as a share
-/// of this.
+/// of this. The same for myinfo's one read (`LedgerStore.accountSummary`), over the workloads' users.
 enum Ceiling {
+    struct Results: Sendable {
+        let purchase: Pgbench.Result
+        let myinfo: Pgbench.Result
+    }
+
     static let uids = 100_000...100_999
 
-    static func measure(server: BenchServer, clients: Int, seconds: Double, products: [String]) async throws
-        -> Pgbench.Result
-    {
+    static func measure(
+        server: BenchServer, clients: Int, seconds: Double, products: [String], users: Int
+    ) async throws -> Results {
         let client = PostgresClient(
             configuration: .init(connection: .init(url: server.databaseURL), minimumConnections: 0, maximumConnections: 4))
         do {
-            let result = try await measure(
+            let purchase = try await measure(
                 server: server, client: client, clients: clients, seconds: seconds, products: products)
+            let myinfo = try await measureMyinfo(
+                server: server, clients: clients, seconds: seconds, users: users)
             await client.shutdown()
-            return result
+            return Results(purchase: purchase, myinfo: myinfo)
         } catch {
             await client.shutdown()
             throw error
@@ -58,5 +65,42 @@ enum Ceiling {
         // A second's warm-up (every connection past PostgreSQL's five custom plans), then the run.
         _ = try await run(base: 1, seconds: 1)
         return try await run(base: 2, seconds: seconds)
+    }
+
+    /// myinfo's statement, read back from the server after one call, with the uid as `'u' || n`
+    /// (the workloads' users are u0, u1, …).
+    private static func measureMyinfo(
+        server: BenchServer, clients: Int, seconds: Double, users: Int
+    ) async throws -> Pgbench.Result {
+        // Prepared statements are per session: one connection runs the read and lists them.
+        let single = PostgresClient(
+            configuration: .init(connection: .init(url: server.databaseURL), minimumConnections: 0, maximumConnections: 1))
+        let sql: String?
+        do {
+            _ = try await LedgerStore(client: single).accountSummary(of: "u0")
+            let rows = try await single.query(
+                "SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%ARRAY(SELECT g.item_index%'")
+            sql = try rows.first.map { try $0.decode(String.self, at: 0) }
+            await single.shutdown()
+        } catch {
+            await single.shutdown()
+            throw error
+        }
+        guard let sql, sql.contains("$1"), !sql.contains("$2") else {
+            throw BenchError("myinfo's statement was not found among the prepared statements")
+        }
+        guard
+            let pgbench = Pgbench(
+                socketDirectory: server.running.socketDirectory, port: server.running.port,
+                user: server.running.superuser, database: "bench", folder: server.folder)
+        else { throw BenchError("pgbench not found") }
+        let script = """
+            \\set n random(0, \(users - 1))
+            \(sql.replacingOccurrences(of: "$1", with: "('u' || :n)"));
+
+            """
+        _ = try await pgbench.run(scripts: [script], defines: [:], clients: clients, seconds: 1)
+        return try await pgbench.run(
+            scripts: [script], defines: [:], clients: clients, seconds: Int(seconds.rounded(.up)))
     }
 }
