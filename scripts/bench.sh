@@ -51,7 +51,8 @@ postgres=$( (ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -1 | xargs -I{}
         echo "## $name"
         echo
         echo '```'
-        cat "$out/$name.txt"
+        # Without the log lines (timestamped progress on stderr); the console run keeps them.
+        grep -v '^[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T' "$out/$name.txt" || true
         echo '```'
     done
 } > docs/performance.md

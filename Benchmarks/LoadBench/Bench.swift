@@ -19,7 +19,7 @@ import TestSupport
 /// Then, on the same cluster with the server stopped, the database ceiling (`Ceiling`): the exact
 /// purchase statement through `pgbench -M prepared` with as many clients as the server's pool.
 ///
-/// Usage: LoadBench [--seconds T] [--connections C] [--server PATH] [--pool-size N] [--log-level L]
+/// Usage: LoadBench [--seconds T] [--connections C1,C2,…] [--server PATH] [--pool-size N] [--log-level L]
 @main
 struct LoadBench {
     static func main() async throws {
@@ -52,7 +52,8 @@ struct LoadBench {
 
 struct Options {
     var seconds = 10.0
-    var connections = 32
+    /// Each workload runs once per level: few connections show latency, many show the queueing.
+    var connections = [8, 32]
     var server: String
     var poolSize = 16
     var logLevel = "info"
@@ -69,7 +70,10 @@ struct Options {
             guard let value = arguments.popFirst() else { throw BenchError("\(flag) needs a value") }
             switch flag {
             case "--seconds": seconds = Double(value) ?? seconds
-            case "--connections": connections = Int(value) ?? connections
+            case "--connections":
+                let levels = value.split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }
+                guard !levels.isEmpty else { throw BenchError("--connections takes a list like 8,32") }
+                connections = levels
             case "--server": server = value
             case "--pool-size": poolSize = Int(value) ?? poolSize
             case "--log-level": logLevel = value
@@ -79,9 +83,9 @@ struct Options {
     }
 
     static let usage = """
-        Usage: LoadBench [--seconds T] [--connections C] [--server PATH] [--pool-size N] [--log-level L]
-          --seconds      seconds per workload (default 10)
-          --connections  keep-alive client connections (default 32)
+        Usage: LoadBench [--seconds T] [--connections C1,C2,…] [--server PATH] [--pool-size N] [--log-level L]
+          --seconds      seconds per workload and level (default 10)
+          --connections  keep-alive client connections; each workload runs at every level (default 8,32)
           --server       the shopledger binary (default: beside LoadBench)
           --pool-size    the server's PostgreSQL pool, and the ceiling's pgbench clients (default 16)
           --log-level    the server's LOG_LEVEL (default info: one access line per request, as deployed)
@@ -110,8 +114,9 @@ struct Workloads {
         }
         guard registered.completed == users else { throw BenchError("registered \(registered.completed) of \(users) users: \(registered.statuses)") }
 
-        // Enough signed transactions for twice the target rate, signed now (not on the clock).
-        let perRun = max(10_000, Int(options.seconds * 5_000))
+        // Enough signed transactions for 5,000 new purchases a second (the target is 3,000) on every
+        // level, signed now (not on the clock).
+        let perRun = max(10_000, Int(options.seconds * 5_000)) * options.connections.count
         progress("LoadBench: signing \(2 * perRun) transactions")
         let signingStarted = ContinuousClock.now
         let jsonBodies = signedTransactions(count: perRun, offset: 1_000_000_000)
@@ -126,21 +131,34 @@ struct Workloads {
         let myinfo = (0..<users).map { Self.request(.GET, "/v1/user/shop/myinfo", token: "dev:u\($0)", sesac: true) }
 
         var results: [LoadResult] = []
-        func run(_ label: String, _ requests: [LoadRequest], cycle: Bool, expect: @escaping @Sendable (UInt) -> Bool = { $0 == 200 }) async throws {
-            progress("LoadBench: \(label), \(options.connections) connections, \(options.seconds) s")
+        /// Runs `requests[from...]` (cycling when `cycle`); returns how many it sent.
+        func run(
+            _ label: String, _ requests: [LoadRequest], from start: Int = 0, cycle: Bool, connections: Int
+        ) async throws -> Int {
+            progress("LoadBench: \(label), \(connections) connections, \(options.seconds) s")
             let count = requests.count
             let result = try await HTTPLoad.run(
-                label: label, host: "127.0.0.1", port: port, connections: options.connections, duration: options.duration,
-                group: group, expect: expect
-            ) { index in cycle ? requests[index % count] : (index < count ? requests[index] : nil) }
+                label: label, host: "127.0.0.1", port: port, connections: connections, duration: options.duration,
+                group: group, expect: { $0 == 200 }
+            ) { index in
+                cycle ? requests[(start + index) % count] : (start + index < count ? requests[start + index] : nil)
+            }
             results.append(result)
+            return result.completed + result.errors
         }
-        try await run("POST /api/v1/purchases (new JWS)", jsonRequests, cycle: false)
-        let jsonDone = results.last!.completed + results.last!.errors
-        try await run("POST /v1/user/shop/ios (new JWS)", formRequests, cycle: false)
-        // Duplicates: the transactions the first run recorded, posted again by their owners.
-        try await run("POST /api/v1/purchases (duplicate)", Array(jsonRequests.prefix(max(1, jsonDone))), cycle: true)
-        try await run("GET /v1/user/shop/myinfo", myinfo, cycle: true)
+        var jsonSent = 0
+        var formSent = 0
+        for connections in options.connections {
+            jsonSent += try await run(
+                "POST /api/v1/purchases (new JWS)", jsonRequests, from: jsonSent, cycle: false, connections: connections)
+            formSent += try await run(
+                "POST /v1/user/shop/ios (new JWS)", formRequests, from: formSent, cycle: false, connections: connections)
+            // Duplicates: transactions already recorded, posted again by their owners.
+            _ = try await run(
+                "POST /api/v1/purchases (duplicate)", Array(jsonRequests.prefix(max(1, jsonSent))), cycle: true,
+                connections: connections)
+            _ = try await run("GET /v1/user/shop/myinfo", myinfo, cycle: true, connections: connections)
+        }
         return results
     }
 
@@ -225,7 +243,7 @@ struct LoadReport {
         lines.append("")
         func share(_ result: LoadResult, of ceiling: Pgbench.Result) -> String {
             let percent = ceiling.perSecond > 0 ? Int((100 * result.requestsPerSecond / ceiling.perSecond).rounded()) : 0
-            return "\(result.label): \(percent)% of its database ceiling"
+            return "\(result.label), \(result.connections) connections: \(percent)% of its database ceiling"
         }
         for result in results where result.label.hasSuffix("(new JWS)") { lines.append(share(result, of: ceiling.purchase)) }
         for result in results where result.label.contains("myinfo") { lines.append(share(result, of: ceiling.myinfo)) }
@@ -233,7 +251,8 @@ struct LoadReport {
     }
 
     func print() {
-        Swift.print("\nLoadBench (\(options.seconds) s per workload, server pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))")
+        Swift.print(
+            "\nLoadBench (\(options.seconds) s per workload and level, server pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))")
         Swift.print(markdown)
     }
 }
