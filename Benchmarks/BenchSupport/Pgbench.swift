@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// Runs PostgreSQL's own `pgbench` (libpq in C) against the bench's cluster: the database ceiling
 /// our Swift path is compared with.
@@ -85,63 +86,20 @@ public struct Pgbench: Sendable {
 }
 
 extension Pgbench {
-    /// Runs a program with `posix_spawn` and waits for it on a thread of its own. Not Foundation's
-    /// `Process`: the child inherits the spawning thread's signal mask, and Swift's threads block
-    /// SIGALRM and SIGTERM, so pgbench's `-T` timer never fired (it ran on, and ignored SIGTERM).
-    /// Here the child starts with nothing blocked.
-    public static func spawnAndWait(
+    /// Runs a program (`ChildProcess.spawn`: no signal blocked in the child, so pgbench's `-T` timer
+    /// fires) and waits for it on a thread of its own, not on Swift's cooperative pool.
+    static func spawnAndWait(
         _ executable: String, _ arguments: [String], output: String, workingDirectory: String, options: String
     ) async throws -> Int32 {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(
-                    with: Swift.Result {
-                        try spawnAndWaitBlocking(
-                            executable, arguments, output: output, workingDirectory: workingDirectory, options: options)
-                    })
-            }
-            thread.start()
-        }
-    }
-
-    private static func spawnAndWaitBlocking(
-        _ executable: String, _ arguments: [String], output: String, workingDirectory: String, options: String
-    ) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var nothing = sigset_t()
-        sigemptyset(&nothing)
-        posix_spawnattr_setsigmask(&attributes, &nothing)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        // The per-transaction logs go to the working directory; the shell's cd sets it.
-        let command = ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", workingDirectory, executable] + arguments
-        let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
         var environment = ProcessInfo.processInfo.environment
         if !options.isEmpty { environment["PGOPTIONS"] = options }
-        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { envp.forEach { free($0) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp)
-        guard spawned == 0 else {
-            throw BenchError("cannot start \(executable): \(String(cString: strerror(spawned)))")
+        let pid = try ChildProcess.spawn(
+            [executable] + arguments, environment: environment, workingDirectory: workingDirectory, output: output,
+            append: false)
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Swift.Result { try ChildProcess.waitForExit(pid, executable: executable) }) }
+                .start()
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { throw BenchError("waiting for \(executable) failed") }
-        }
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 }
 

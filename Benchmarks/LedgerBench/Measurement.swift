@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import Synchronization
 
@@ -12,7 +13,7 @@ struct Measurement {
     var usage: ServerLoad.Usage?
 
     func percentile(_ fraction: Double) -> Double {
-        latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * fraction))]
+        BenchSupport.percentile(latencies, fraction) ?? 0
     }
 
     var line: String {

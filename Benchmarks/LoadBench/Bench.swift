@@ -229,11 +229,8 @@ struct LoadReport {
                     + " | \(result.errors)\(statuses.isEmpty ? "" : " (\(statuses))") |")
         }
         func row(_ label: String, _ result: Pgbench.Result) -> String {
-            let sorted = result.latencies
             let percentiles = [0.5, 0.9, 0.99, 1.0].map { p in
-                sorted.isEmpty
-                    ? "–"
-                    : String(format: "%.1f", sorted[min(sorted.count - 1, max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))])
+                BenchSupport.percentile(result.latencies, p).map { String(format: "%.1f", $0) } ?? "–"
             }
             return "| \(label) | \(options.poolSize) | \(Int(result.perSecond.rounded())) | "
                 + percentiles.joined(separator: " | ") + " | \(result.failed) |"

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -22,11 +23,9 @@ struct LoadResult: Sendable {
 
     var requestsPerSecond: Double { Double(completed) / duration.seconds }
 
+    /// Milliseconds; NaN when nothing completed.
     func percentile(_ p: Double) -> Double {
-        guard !latenciesMicros.isEmpty else { return .nan }
-        let sorted = latenciesMicros.sorted()
-        let index = min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)
-        return Double(sorted[max(0, index)]) / 1000
+        BenchSupport.percentile(latenciesMicros.sorted(), p).map { Double($0) / 1000 } ?? .nan
     }
 }
 

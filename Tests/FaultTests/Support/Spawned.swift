@@ -1,8 +1,9 @@
 import Foundation
+import Postgres
 import Synchronization
 
-/// A child process started with `posix_spawn` (Foundation's `Process.waitUntilExit` was seen to hang
-/// off the main thread here; see `ChildProcess` in the Postgres module), its output in a log file.
+/// A child process started with the Postgres module's `ChildProcess.spawn` (Foundation's
+/// `Process.waitUntilExit` was seen to hang off the main thread here), its output in a log file.
 /// Its exit is noticed by polling `waitpid(WNOHANG)`, so no thread blocks on it.
 final class Spawned: Sendable {
     enum Termination: Equatable, Sendable, CustomStringConvertible {
@@ -31,24 +32,8 @@ final class Spawned: Sendable {
     /// Starts `command` (absolute path first) in `/tmp` with exactly `environment`, stdout and stderr
     /// appended to `logPath`.
     static func start(_ command: [String], environment: [String: String], logPath: String) throws -> Spawned {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // `cd /tmp` through the shell (posix_spawn_file_actions_addchdir_np is not imported); `exec` keeps
-        // the pid, so signals reach the program itself.
-        let argv = ["/bin/sh", "-c", "cd /tmp && exec \"$@\"", "sh"] + command
-        let cArguments: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        let cEnvironment: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { cEnvironment.forEach { free($0) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, nil, cArguments, cEnvironment)
-        guard spawned == 0 else {
-            throw FaultTestError("cannot start \(command[0]): \(String(cString: strerror(spawned)))")
-        }
+        let pid = try ChildProcess.spawn(
+            command, environment: environment, workingDirectory: "/tmp", output: logPath, append: true)
         return Spawned(pid: pid, command: command, logPath: logPath)
     }
 
