@@ -21,15 +21,25 @@ struct NotificationSweeper: Service {
     /// Applies what is pending now; returns how many notifications it applied.
     @discardableResult
     func sweep() async -> Int {
-        var applied = 0
+        let pending: [String]
         do {
-            for uuid in try await ledger.unappliedNotifications(limit: 500) {
-                guard !Task.isCancelled else { break }
+            pending = try await ledger.unappliedNotifications(limit: 500)
+        } catch {
+            logger.warning("could not list stored notifications; will try again", metadata: ["error": "\(error)"])
+            return 0
+        }
+        var applied = 0
+        // Each on its own: one that keeps failing must not hold back the ones after it.
+        for uuid in pending {
+            guard !Task.isCancelled else { break }
+            do {
                 _ = try await ledger.applyNotification(uuid)
                 applied += 1
+            } catch {
+                logger.warning(
+                    "could not apply a stored notification; will try again",
+                    metadata: ["notification": "\(uuid)", "error": "\(error)"])
             }
-        } catch {
-            logger.warning("could not apply stored notifications; will try again", metadata: ["error": "\(error)"])
         }
         if applied > 0 { logger.notice("applied stored notifications", metadata: ["count": "\(applied)"]) }
         return applied
