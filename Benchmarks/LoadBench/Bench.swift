@@ -34,7 +34,7 @@ struct LoadBench {
         let interrupted = server.stopOnSignals()
         do {
             let results = try await Workloads(pki: pki, port: server.port, options: options).runAll()
-            server.stopServer()
+            await server.stopServer()
             progress("LoadBench: database ceilings, pgbench -M prepared, \(options.poolSize) clients, \(options.seconds) s each")
             let ceiling = try await Ceiling.measure(
                 server: server, clients: options.poolSize, seconds: options.seconds, products: Workloads.products,

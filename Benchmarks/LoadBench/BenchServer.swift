@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 import Postgres
 import TestSupport
 
@@ -14,7 +15,7 @@ struct BenchServer {
     let running: LocalPostgres.Running
     let databaseURL: String
     let port: Int
-    let process: Process
+    let process: ServerProcess
     let folder: String
 
     static func start(binary: String, folder: String, rootCertificate: [UInt8], poolSize: Int, logLevel: String) async throws -> BenchServer {
@@ -30,20 +31,14 @@ struct BenchServer {
         let rootFile = folder + "/bench-root.der"
         _ = FileManager.default.createFile(atPath: rootFile, contents: Data(rootCertificate))
         let port = try TestCluster.freePort()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "serve", "--port", String(port), "--database-url", databaseURL, "--root-cert", rootFile, "--dev-auth",
-            "--stub-receipts", "--pool-size", String(poolSize),
-        ]
         var environment = ProcessInfo.processInfo.environment
         environment["LOG_LEVEL"] = logLevel
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: folder + "/server.log", contents: nil)
-        let log = FileHandle(forWritingAtPath: folder + "/server.log")
-        process.standardError = log
-        process.standardOutput = log
-        try process.run()
+        let pid = try ChildProcess.spawn(
+            [
+                binary, "serve", "--port", String(port), "--database-url", databaseURL, "--root-cert", rootFile,
+                "--dev-auth", "--stub-receipts", "--pool-size", String(poolSize),
+            ], environment: environment, workingDirectory: "/tmp", output: folder + "/server.log", append: false)
+        let process = ServerProcess(pid: pid)
         let server = BenchServer(cluster: cluster, running: running, databaseURL: databaseURL, port: port, process: process, folder: folder)
         try await server.waitUntilReady()
         return server
@@ -64,7 +59,7 @@ struct BenchServer {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [process, cluster] in
-                if process.isRunning { process.terminate() }
+                process.terminate()
                 try? cluster.stopSynchronously()
                 exit(1)
             }
@@ -74,15 +69,13 @@ struct BenchServer {
     }
 
     /// Stops the server (SIGTERM, waits for it); the cluster keeps running.
-    func stopServer() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+    func stopServer() async {
+        process.terminate()
+        await process.exited()
     }
 
     func stop() async throws {
-        stopServer()
+        await stopServer()
         try await cluster.stop()
     }
 
@@ -95,5 +88,33 @@ struct BenchServer {
             index == 0 ? LoadRequest(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: ["host": "bench"]), body: nil) : nil
         }
         return result.statuses.keys.first ?? 0
+    }
+}
+
+/// The spawned `shopledger serve` (`ChildProcess.spawn`, so it starts with SIGTERM unblocked).
+final class ServerProcess: Sendable {
+    let pid: pid_t
+    private let status = Mutex<Int32?>(nil)
+
+    init(pid: pid_t) { self.pid = pid }
+
+    /// Reaps it without blocking when it has exited.
+    var isRunning: Bool {
+        status.withLock { status in
+            if status != nil { return false }
+            var raw: Int32 = 0
+            guard waitpid(pid, &raw, WNOHANG) == pid else { return true }
+            status = ChildProcess.exitCode(raw)
+            return false
+        }
+    }
+
+    func terminate() {
+        if isRunning { kill(pid, SIGTERM) }
+    }
+
+    /// Waits for the exit by polling, so no cooperative thread blocks in `waitpid`.
+    func exited() async {
+        while isRunning { try? await Task.sleep(for: .milliseconds(20)) }
     }
 }
