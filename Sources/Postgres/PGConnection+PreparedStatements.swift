@@ -32,7 +32,7 @@ extension PGConnection {
             if query.binds.isEmpty, Self.mayDiscardPreparedStatements(query.sql),
                 PQresultStatus(result) == PGRES_COMMAND_OK
             {
-                statements.removeAll()
+                statements.retireAll()
             }
             return result
         }
@@ -96,7 +96,8 @@ extension PGConnection {
 
     /// True when `sql` may be DEALLOCATE or DISCARD, which drop the session's prepared statements:
     /// the cache then forgets them at once rather than learn it from a failed call (which, inside
-    /// a transaction, would abort it). A false alarm only costs preparing again; statements hidden
+    /// a transaction, would abort it). A false alarm only costs preparing again (the forgotten
+    /// statements are deallocated: `PreparedStatementCache.retireAll`); statements hidden
     /// from this check (in a function, a DO block) are still caught by their 26000 error.
     static func mayDiscardPreparedStatements(_ sql: String) -> Bool {
         containsASCIICaseInsensitive(sql, "dealloc") || containsASCIICaseInsensitive(sql, "discard")

@@ -210,8 +210,8 @@ final class PGConnection: @unchecked Sendable {
         try begin(operation: operation)
         defer { end() }
         // Whatever the outcome, a script that may have dropped our prepared statements empties the
-        // cache; if it did not, they are only prepared again.
-        if Self.mayDiscardPreparedStatements(sql) { statements.removeAll() }
+        // cache; if it did not, they are deallocated and prepared again when next used.
+        if Self.mayDiscardPreparedStatements(sql) { statements.retireAll() }
         guard let result = PQexec(handle, sql) else { throw connectionFailure(query: sql) }
         defer { PQclear(result) }
         let status = PQresultStatus(result)

@@ -80,6 +80,15 @@ struct PreparedStatementCache {
         pendingDeallocations = []
     }
 
+    /// Forgets every statement because a statement that may have discarded them ran (its text
+    /// mentions DEALLOCATE or DISCARD; it may be a false alarm). Each name is deallocated later: one
+    /// the server already dropped fails harmlessly outside a transaction, and one it still holds is
+    /// not left behind for the connection's lifetime.
+    mutating func retireAll() {
+        pendingDeallocations += entries.values.map(\.name)
+        entries = [:]
+    }
+
     /// Hands over the names to deallocate now.
     mutating func takePendingDeallocations() -> [String] {
         defer { pendingDeallocations = [] }

@@ -185,6 +185,26 @@ struct PreparedStatementTests {
         }
     }
 
+    @Test("a statement that only mentions discarding leaves no statement behind on the server")
+    func falseAlarmLeaksNothing() async throws {
+        try await withTestDatabase { db in
+            let client = Self.singleConnection(db)
+            let query: PostgresQuery = "SELECT \(5)::int8 * 2"
+            #expect(try await client.query(query).single().decode(Int.self, at: 0) == 10)
+            // Its text says "discard", so the cache forgets its statements, though none was dropped.
+            try await client.query("SELECT 1 AS discarded_rows")
+            try await client.withConnection { connection in
+                try await connection.executeScript(unsafeSQL: "SELECT 'deallocate me'")
+            }
+            #expect(try await client.query(query).single().decode(Int.self, at: 0) == 10)
+            // Prepared afresh under a new name; the old one deallocated, not left on the server.
+            let statements = try await Self.prepared(client)
+            #expect(statements.count == 1, "\(statements)")
+            #expect(statements.map(\.executions) == [1])
+            await client.shutdown()
+        }
+    }
+
     @Test("errors inside a transaction leave the cached statements usable")
     func errorsInTransactions() async throws {
         struct Stop: Error {}
