@@ -30,7 +30,7 @@ public struct LedgerError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "LedgerError(\(code)): \(message)" }
 
-    static func userNotRegistered(_ uid: String) -> LedgerError {
+    public static func userNotRegistered(_ uid: String) -> LedgerError {
         LedgerError(.userNotRegistered, "user \(uid) is not registered")
     }
 }

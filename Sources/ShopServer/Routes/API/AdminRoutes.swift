@@ -18,7 +18,7 @@ struct AdminRoutes {
             try authenticator.requireAdmin(request.headers)
             let uid = try context.parameters.require("uid")
             guard let summary = try await ledger.accountSummary(of: uid) else {
-                throw LedgerError(.userNotRegistered, "user \(uid) is not registered")
+                throw LedgerError.userNotRegistered(uid)
             }
             let purchases = try await ledger.purchaseHistory(of: uid)
             return APIBodies.AdminUser(

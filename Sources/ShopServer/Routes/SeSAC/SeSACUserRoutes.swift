@@ -32,7 +32,7 @@ struct SeSACUserRoutes {
     func userDocument(_ request: Request) async throws -> UserDocument {
         let uid = try authenticator.uid(fromSeSACHeaders: request.headers)
         guard let summary = try await ledger.accountSummary(of: uid) else {
-            throw LedgerError(.userNotRegistered, "user \(uid) is not registered")
+            throw LedgerError.userNotRegistered(uid)
         }
         return UserDocument(summary)
     }
