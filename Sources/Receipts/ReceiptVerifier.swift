@@ -62,7 +62,8 @@ public struct ReceiptVerifier: PurchaseProver {
     /// Verifies an App Store Server Notification V2 `signedPayload`, or a stub notification when stubs are
     /// accepted (`STUB-RECEIPTS.md`).
     public func verifyNotification(_ signedPayload: String) async throws(ReceiptRefusal) -> VerifiedNotification {
-        if signedPayload.utf8.starts(with: StubNotification.magicLine.utf8) {
+        // Told apart as receipts are (`ReceiptField`): surrounding whitespace does not count.
+        if Array(signedPayload.utf8).trimmingASCIIWhitespace().starts(with: StubNotification.magicLine.utf8) {
             guard configuration.acceptsStubReceipts else {
                 throw ReceiptRefusal(.stubNotAccepted, "stub notifications are not accepted by this server")
             }

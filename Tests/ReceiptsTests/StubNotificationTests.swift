@@ -34,6 +34,14 @@ struct StubNotificationTests {
         #expect(transaction.revocationDate == notification.signedDate)
     }
 
+    @Test("surrounding whitespace does not hide a stub notification (as with stub receipts)")
+    func surroundingWhitespace() async throws {
+        let text = "\r\n  " + Self.refund().text(signedWith: Self.secret) + "\n\n"
+        let notification = try await StubReceiptTests.verifier().verifyNotification(text)
+        #expect(notification.notificationUUID == "n-1")
+        #expect(notification.environment == .stub)
+    }
+
     @Test("the documented example parses, CRLF line ends and indentation included")
     func documentedExample() async throws {
         let text = """
