@@ -128,7 +128,7 @@ let package = Package(
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
 
         // Benchmarks (`make bench`): figures, not pass/fail tests.
-        .executableTarget(name: "PostgresBench", dependencies: ["Postgres"], path: "Benchmarks/PostgresBench", swiftSettings: strict),
+        .executableTarget(name: "PostgresBench", dependencies: ["BenchSupport", "Postgres"], path: "Benchmarks/PostgresBench", swiftSettings: strict),
         .target(
             name: "BenchSupport",
             dependencies: ["Ledger", "Postgres", "Receipts"],

@@ -21,10 +21,7 @@ public struct Pgbench: Sendable {
     public let folder: String
 
     public init?(socketDirectory: String, port: Int, user: String, database: String, folder: String) {
-        let candidates = ["/usr/lib/postgresql/15/bin/pgbench", "/usr/bin/pgbench"]
-        guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            return nil
-        }
+        guard let executable = LocalPostgres.tool("pgbench") else { return nil }
         self.executable = executable
         self.socketDirectory = socketDirectory
         self.port = port
@@ -33,20 +30,24 @@ public struct Pgbench: Sendable {
         self.folder = folder
     }
 
-    /// Runs `scripts` (equal weights) with `-M prepared` for `seconds`; `defines` become `-D`
+    /// Runs `scripts` (equal weights) for `seconds`; `defines` become `-D`
     /// variables; `options` is passed as PGOPTIONS (session settings for pgbench's connections only).
     /// One thread per client (`-j clients`), like our one pool thread per connection: on a shared
     /// machine the scheduler shares CPU per thread, and two pgbench threads would be starved.
+    /// `mode` is pgbench's query protocol (`-M`); without `logLatencies` no per-transaction log is
+    /// written (cheaper for very fast statements) and `latencies` is empty.
     public func run(
-        scripts: [String], defines: [String: String], clients: Int, seconds: Int, options: String = ""
+        scripts: [String], defines: [String: String], clients: Int, seconds: Int, options: String = "",
+        mode: String = "prepared", logLatencies: Bool = true
     ) async throws -> Result {
         let runFolder = folder + "/pgbench-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: runFolder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: runFolder) }
         var arguments = [
-            "-n", "-M", "prepared", "-c", String(clients), "-j", String(clients), "-T", String(seconds),
-            "-l", "--log-prefix=\(runFolder)/tx", "-h", socketDirectory, "-p", String(port), "-U", user,
+            "-n", "-M", mode, "-c", String(clients), "-j", String(clients), "-T", String(seconds),
+            "-h", socketDirectory, "-p", String(port), "-U", user,
         ]
+        if logLatencies { arguments += ["-l", "--log-prefix=\(runFolder)/tx"] }
         for (index, script) in scripts.enumerated() {
             let path = runFolder + "/script\(index).sql"
             try script.write(toFile: path, atomically: true, encoding: .utf8)

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import Postgres
 
@@ -85,29 +86,20 @@ func ours(clients: Int, cacheSize: Int) async throws -> Sample {
     return Sample(perSecond: perSecond, cpuMicrosPerQuery: cpu * 1e6 / Double(total))
 }
 
-func pgbench(clients: Int, mode: String) throws -> Sample? {
-    let candidates = ["/usr/lib/postgresql/15/bin/pgbench", "/usr/bin/pgbench"]
-    guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-        return nil
-    }
-    let script = folder + "/select.sql"
-    try "\\set n random(1, 1000000)\nSELECT :n::int8;\n".write(toFile: script, atomically: true, encoding: .utf8)
-    let output = folder + "/pgbench.out"
-    let command =
-        "\(executable) -n -M \(mode) -f \(script) -c \(clients) -j \(clients) -T \(Int(seconds)) -h \(running.socketDirectory) -p \(port) -U \(running.superuser) postgres > \(output) 2>&1"
-    let cpuBefore = cpuSeconds(RUSAGE_CHILDREN.rawValue)
-    guard system(command) == 0, let text = try? String(contentsOfFile: output, encoding: .utf8) else { return nil }
-    // "tps = 12345.678901 (without initial connection time)"
-    func value(after prefix: String) -> Double? {
-        text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap {
-            Double($0.dropFirst(prefix.count).prefix { $0 != " " })
-        }
-    }
-    guard let tps = value(after: "tps = "),
-        let transactions = value(after: "number of transactions actually processed: ")
+func pgbench(clients: Int, mode: String) async throws -> Sample? {
+    guard
+        let pgbench = Pgbench(
+            socketDirectory: running.socketDirectory, port: port, user: running.superuser, database: "postgres",
+            folder: folder)
     else { return nil }
+    let cpuBefore = cpuSeconds(RUSAGE_CHILDREN.rawValue)
+    let result = try await pgbench.run(
+        scripts: ["\\set n random(1, 1000000)\nSELECT :n::int8;\n"], defines: [:], clients: clients,
+        seconds: Int(seconds), mode: mode, logLatencies: false)
+    guard result.transactions > 0 else { return nil }
     return Sample(
-        perSecond: tps, cpuMicrosPerQuery: (cpuSeconds(RUSAGE_CHILDREN.rawValue) - cpuBefore) * 1e6 / transactions)
+        perSecond: result.perSecond,
+        cpuMicrosPerQuery: (cpuSeconds(RUSAGE_CHILDREN.rawValue) - cpuBefore) * 1e6 / Double(result.transactions))
 }
 
 do {
@@ -118,8 +110,8 @@ do {
                 try await ours(clients: clients, cacheSize: 0))
             record(
                 "Postgres module, cache on (PQexecPrepared)", clients, try await ours(clients: clients, cacheSize: 128))
-            record("pgbench -M extended (libpq, C, unnamed)", clients, try pgbench(clients: clients, mode: "extended"))
-            record("pgbench -M prepared (libpq, C)", clients, try pgbench(clients: clients, mode: "prepared"))
+            record("pgbench -M extended (libpq, C, unnamed)", clients, try await pgbench(clients: clients, mode: "extended"))
+            record("pgbench -M prepared (libpq, C)", clients, try await pgbench(clients: clients, mode: "prepared"))
         }
     }
 } catch {

@@ -198,6 +198,22 @@ public struct LocalPostgres: Sendable {
     }
 }
 
+extension LocalPostgres {
+    /// A PostgreSQL program (`initdb`, `pg_ctl`, `pgbench`, …): on PATH, or in Debian's versioned
+    /// folders (/usr/lib/postgresql/N/bin, newest first); nil when not installed.
+    public static func tool(_ name: String) -> String? {
+        toolFolders().map { $0 + "/" + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static func toolFolders() -> [String] {
+        var folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        let debian = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: debian)) ?? []
+        folders += versions.compactMap { Int($0) }.sorted(by: >).map { "\(debian)/\($0)/bin" }
+        return folders
+    }
+}
+
 /// The server binaries: on PATH, or in Debian's versioned folder (/usr/lib/postgresql/N/bin).
 struct Binaries: Sendable {
     static let runuser = "/usr/sbin/runuser"
@@ -205,11 +221,8 @@ struct Binaries: Sendable {
     let pgCtl: String
 
     static func find() throws -> Binaries {
-        var folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
-        let debian = "/usr/lib/postgresql"
-        let versions = (try? FileManager.default.contentsOfDirectory(atPath: debian)) ?? []
-        folders += versions.compactMap { Int($0) }.sorted(by: >).map { "\(debian)/\($0)/bin" }
-        for folder in folders {
+        // Both from one folder: one installation.
+        for folder in LocalPostgres.toolFolders() {
             let initdb = folder + "/initdb"
             let pgCtl = folder + "/pg_ctl"
             if FileManager.default.isExecutableFile(atPath: initdb), FileManager.default.isExecutableFile(atPath: pgCtl) {
