@@ -95,9 +95,20 @@ let package = Package(
             plugins: ["EmbedOpenAPI"]
         ),
         // Revenue reports from the ledger: figures per day, item and currency, as CSV and Markdown;
-        // the "report totals equal ledger totals" check; synthetic data for benchmarks and demos.
+        // the "report totals equal ledger totals" check.
         .target(
             name: "Reports",
+            dependencies: [
+                "Ledger",
+                "Postgres",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // Synthetic purchases written through COPY as the ledger itself writes them, for benchmarks
+        // and demos (`shopledger seed`).
+        .target(
+            name: "Seeding",
             dependencies: [
                 "Ledger",
                 "Postgres",
@@ -111,6 +122,7 @@ let package = Package(
                 "ShopServer",
                 "Ledger",
                 "Reports",
+                "Seeding",
                 "Postgres",
                 "Receipts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -148,7 +160,7 @@ let package = Package(
             path: "Benchmarks/ReceiptsBench", swiftSettings: strict),
         .executableTarget(
             name: "ReportsBench",
-            dependencies: ["Reports", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Reports", "Seeding", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/ReportsBench", swiftSettings: strict),
 
         .executableTarget(
@@ -179,7 +191,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ReportsTests", dependencies: [
-            "Reports", "Ledger", "Postgres", "Receipts", "TestSupport",
+            "Reports", "Seeding", "Ledger", "Postgres", "Receipts", "TestSupport",
             .product(name: "CSV", package: "CSV.swift"),
         ], swiftSettings: strict),
         .testTarget(name: "ShopServerTests", dependencies: [

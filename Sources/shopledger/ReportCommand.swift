@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Ledger
 import Logging
+import Postgres
 import Reports
 
 /// `shopledger report daily|range`: revenue reports from the ledger as CSV and Markdown.

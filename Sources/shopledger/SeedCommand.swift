@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import Postgres
 import Reports
+import Seeding
 
 /// `shopledger seed`: fills the database with synthetic purchases and refunds, for benchmarks and demos.
 struct SeedCommand: AsyncParsableCommand {
@@ -39,7 +41,7 @@ struct SeedCommand: AsyncParsableCommand {
         if let lastDay { _ = try ReportOutputOptions.parseDate(lastDay, option: "--last-day") }
         do {
             try configuration().validate()
-        } catch let error as ReportError {
+        } catch let error as SeedError {
             throw ValidationError(error.message)
         }
     }

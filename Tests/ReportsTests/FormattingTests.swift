@@ -1,6 +1,6 @@
 import Foundation
+import Postgres
 import Testing
-
 @testable import Reports
 
 @Suite("Dates, rates and amounts")

@@ -1,3 +1,5 @@
+import Postgres
+
 /// Generates realistic purchases day by day: more each day (a growing shop), more at weekends and
 /// in Korean evenings, mostly KRW with some USD, JPY and EUR, the cheaper items more often, a few
 /// percent refunded days later (some reversed), family sharing, and sandbox and stub test traffic.

@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// The rows a query reads: journal entries effective from `startsAt` (inclusive) to `endsAt`
 /// (exclusive), assigned to periods that begin at local midnight of `periodStarts` in `timeZone`.

@@ -1,4 +1,5 @@
 import Ledger
+import Postgres
 
 extension RevenueMarkdown {
     // MARK: Headline (daily)

@@ -1,8 +1,9 @@
 /// A day of the proleptic Gregorian calendar, with no time zone: what `--date 2025-03-09` names.
 ///
 /// Date arithmetic on civil dates needs no time zone (a day after 2025-03-09 is 2025-03-10
-/// everywhere); only turning a date into instants does, and that is the database's job
-/// (`ReportClock`), so that one time zone database decides every boundary.
+/// everywhere); only turning a date into instants does, and that is the database's job (the
+/// reports ask PostgreSQL for each day's bounding instants), so that one time zone database decides
+/// every boundary.
 public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConvertible {
     public let year: Int
     public let month: Int
@@ -36,26 +37,13 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
 
     /// Days since 1970-01-01 (negative before it).
     public var daysSinceEpoch: Int {
-        // Howard Hinnant's days_from_civil.
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        Int(CivilCalendar.daysFromCivil(year: Int64(year), month: Int64(month), day: Int64(day)))
     }
 
     /// The date `daysSinceEpoch` days after 1970-01-01; nil outside years 1–9999.
     public init?(daysSinceEpoch days: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        self.init(year: yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month: month, day: day)
+        let (year, month, day) = CivilCalendar.civil(fromDays: Int64(days))
+        self.init(year: Int(year), month: Int(month), day: Int(day))
     }
 
     /// The date `count` days later (earlier when negative). Traps outside years 1–9999, which

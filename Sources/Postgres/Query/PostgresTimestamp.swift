@@ -21,7 +21,7 @@ enum PostgresTimestamp {
             secondOfDay += 86_400
             days -= 1
         }
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilCalendar.civil(fromDays: days)
         let yearText = year > 0 ? pad(year, 4) : pad(1 - year, 4)
         var text = "\(yearText)-\(pad(month, 2))-\(pad(day, 2)) "
         text += "\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
@@ -38,7 +38,7 @@ enum PostgresTimestamp {
             let month = scanner.number(exactly: 2), scanner.take(UInt8(ascii: "-")),
             let day = scanner.number(exactly: 2), (1...12).contains(month), (1...31).contains(day)
         else { return nil }
-        var seconds = daysFromCivil(year: year, month: month, day: day) * 86_400
+        var seconds = CivilCalendar.daysFromCivil(year: year, month: month, day: day) * 86_400
         var micros: Int64 = 0
         if scanner.take(UInt8(ascii: " ")) || scanner.take(UInt8(ascii: "T")) {
             guard let hour = scanner.number(exactly: 2), scanner.take(UInt8(ascii: ":")),
@@ -73,33 +73,11 @@ enum PostgresTimestamp {
         if scanner.take(UInt8(ascii: " ")) {
             // "… BC": year 1 BC is astronomical year 0.
             guard scanner.take(UInt8(ascii: "B")), scanner.take(UInt8(ascii: "C")) else { return nil }
-            let yearShift = daysFromCivil(year: 1 - year, month: month, day: day) - daysFromCivil(year: year, month: month, day: day)
+            let yearShift = CivilCalendar.daysFromCivil(year: 1 - year, month: month, day: day) - CivilCalendar.daysFromCivil(year: year, month: month, day: day)
             seconds += yearShift * 86_400
         }
         guard scanner.atEnd else { return nil }
         return Date(timeIntervalSince1970: Double(seconds) + Double(micros) / 1_000_000)
-    }
-
-    // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
-    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     private static func pad(_ value: Int64, _ width: Int) -> String {
