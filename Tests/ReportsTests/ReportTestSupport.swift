@@ -15,7 +15,7 @@ func withReportLedger<R: Sendable>(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: (TestDatabase, LedgerStore) async throws -> R
 ) async throws -> R {
-    try await ReportTestGate.shared.run {
+    try await TestGate.reports.run {
         try await withTestDatabase(label) { db in
             let ledger = LedgerStore(client: db.client)
             let result = try await body(db, ledger)
@@ -26,40 +26,6 @@ func withReportLedger<R: Sendable>(
             }
             return result
         }
-    }
-}
-
-/// Limits how many report tests hold a database at once (CREATE DATABASE is slow on 2 busy cores).
-actor ReportTestGate {
-    static let shared = ReportTestGate(permits: 2)
-
-    private var available: Int
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    init(permits: Int) { available = permits }
-
-    nonisolated func run<R: Sendable>(_ body: () async throws -> R) async throws -> R {
-        await acquire()
-        do {
-            let result = try await body()
-            await release()
-            return result
-        } catch {
-            await release()
-            throw error
-        }
-    }
-
-    private func acquire() async {
-        if available > 0 {
-            available -= 1
-            return
-        }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    private func release() {
-        if waiters.isEmpty { available += 1 } else { waiters.removeFirst().resume() }
     }
 }
 
