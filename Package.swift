@@ -59,7 +59,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
-            exclude: ["STUB-RECEIPTS.md", "Resources"],
+            exclude: ["STUB-RECEIPTS.md"],
             swiftSettings: strict
         ),
         // The shop's domain and its store: catalog, users, purchases, journal, grants, refunds.
@@ -101,6 +101,7 @@ let package = Package(
             dependencies: [
                 "Ledger",
                 "Postgres",
+                "Receipts",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
