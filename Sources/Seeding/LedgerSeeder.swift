@@ -56,20 +56,16 @@ public struct LedgerSeeder: Sendable {
     public func seed(_ configuration: SeedConfiguration) async throws -> Summary {
         try configuration.validate()
         let items = try await paidItems()
-        guard !items.isEmpty else { throw SeedError(.seedRefused, "the catalog has no paid items to sell") }
+        guard !items.isEmpty else { throw SeedError("the catalog has no paid items to sell") }
         guard configuration.users * items.count >= configuration.purchases else {
-            throw SeedError(
-                .invalidInput,
-                "--users must be at least \((configuration.purchases + items.count - 1) / items.count): each user buys each of the \(items.count) paid items at most once"
+            throw SeedError("--users must be at least \((configuration.purchases + items.count - 1) / items.count): each user buys each of the \(items.count) paid items at most once"
             )
         }
         let names = SeedNames(seed: configuration.seed)
         let taken = try await client.query("SELECT EXISTS (SELECT 1 FROM users WHERE uid = \(names.uid(0))::text)")
             .single().decode(Bool.self, at: 0)
         guard !taken else {
-            throw SeedError(
-                .seedRefused,
-                "this database already holds the data of --seed \(configuration.seed); choose another --seed")
+            throw SeedError("this database already holds the data of --seed \(configuration.seed); choose another --seed")
         }
 
         let clock = ContinuousClock()

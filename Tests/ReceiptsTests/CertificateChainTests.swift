@@ -26,24 +26,19 @@ struct CertificateChainTests {
         #expect(await refusalReason { _ = try await verifier.verifyTransaction(jws) } == .untrustedChain)
     }
 
-    @Test("an intermediate without Apple's WWDR OID is refused")
-    func intermediateWithoutOID() async throws {
-        let pki = try TestPKI(.init(intermediateHasAppleOID: false))
+    @Test(
+        "an intermediate without Apple's WWDR OID, or a leaf without the receipt-signing OID, is refused",
+        arguments: [
+            (false, true, "1.2.840.113635.100.6.2.1"),
+            (true, false, "1.2.840.113635.100.6.11.1"),
+        ])
+    func certificateWithoutOID(intermediateHasOID: Bool, leafHasOID: Bool, oid: String) async throws {
+        let pki = try TestPKI(.init(intermediateHasAppleOID: intermediateHasOID, leafHasAppleOID: leafHasOID))
         let refusal = await refusal {
             _ = try await Fixtures.verifier(pki).verifyTransaction(pki.sign(Fixtures.transaction()))
         }
         #expect(refusal?.reason == .untrustedChain)
-        #expect(refusal?.message.contains("1.2.840.113635.100.6.2.1") == true)
-    }
-
-    @Test("a leaf without Apple's receipt-signing OID is refused")
-    func leafWithoutOID() async throws {
-        let pki = try TestPKI(.init(leafHasAppleOID: false))
-        let refusal = await refusal {
-            _ = try await Fixtures.verifier(pki).verifyTransaction(pki.sign(Fixtures.transaction()))
-        }
-        #expect(refusal?.reason == .untrustedChain)
-        #expect(refusal?.message.contains("1.2.840.113635.100.6.11.1") == true)
+        #expect(refusal?.message.contains(oid) == true)
     }
 
     @Test("a leaf expired at signedDate is refused; one valid at signedDate passes")
