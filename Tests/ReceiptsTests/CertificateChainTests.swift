@@ -41,13 +41,18 @@ struct CertificateChainTests {
         #expect(refusal?.message.contains(oid) == true)
     }
 
-    @Test("a leaf expired at signedDate is refused; one valid at signedDate passes")
-    func expiredLeaf() async throws {
-        let now = Date()
-        let pki = try TestPKI(
+    /// A PKI whose leaf was valid from two years to one year before `now`.
+    static func pkiWithLeafExpired(before now: Date) throws -> TestPKI {
+        try TestPKI(
             .init(
                 leafNotBefore: now.addingTimeInterval(-2 * TestPKI.year),
                 leafNotAfter: now.addingTimeInterval(-TestPKI.year)))
+    }
+
+    @Test("a leaf expired at signedDate is refused; one valid at signedDate passes")
+    func expiredLeaf() async throws {
+        let now = Date()
+        let pki = try Self.pkiWithLeafExpired(before: now)
         let verifier = try Fixtures.verifier(pki)
         let refusal = await refusal {
             _ = try await verifier.verifyTransaction(pki.sign(Fixtures.transaction(signedAt: now)))
@@ -64,10 +69,7 @@ struct CertificateChainTests {
     @Test("a cached chain still refuses a signedDate outside the leaf's validity")
     func cacheHonoursValidity() async throws {
         let now = Date()
-        let pki = try TestPKI(
-            .init(
-                leafNotBefore: now.addingTimeInterval(-2 * TestPKI.year),
-                leafNotAfter: now.addingTimeInterval(-TestPKI.year)))
+        let pki = try Self.pkiWithLeafExpired(before: now)
         let verifier = try Fixtures.verifier(pki)
         _ = try await verifier.verifyTransaction(
             pki.sign(Fixtures.transaction(signedAt: now.addingTimeInterval(-1.5 * TestPKI.year))))
