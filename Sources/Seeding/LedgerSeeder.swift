@@ -153,41 +153,36 @@ public struct LedgerSeeder: Sendable {
                 }
                 try await buffer.flush(to: writer)
             }
-            try await connection.copyFrom(
-                "COPY grants (uid, item_kind, item_index, free, purchased_count, shared_count, updated_at) FROM STDIN"
-            ) { writer in
-                var buffer = CopyRowBuffer()
-                for user in 0..<count {
-                    for kind in ItemKind.allCases {
-                        buffer.text(names.uid(user))
-                        buffer.text(kind.rawValue)
-                        buffer.int(0)
-                        buffer.text("t")
-                        buffer.int(0)
-                        buffer.int(0)
-                        buffer.timestamp(milliseconds: registeredAt)
-                        try await buffer.endRow(to: writer)
+            // The free item (index 0) of each kind, per user: its grant and the grant's history.
+            func copyFreeItemRows(_ statement: PostgresQuery, _ columns: (inout CopyRowBuffer) -> Void) async throws {
+                try await connection.copyFrom(statement) { writer in
+                    var buffer = CopyRowBuffer()
+                    for user in 0..<count {
+                        for kind in ItemKind.allCases {
+                            buffer.text(names.uid(user))
+                            buffer.text(kind.rawValue)
+                            buffer.int(0)
+                            columns(&buffer)
+                            buffer.timestamp(milliseconds: registeredAt)
+                            try await buffer.endRow(to: writer)
+                        }
                     }
+                    try await buffer.flush(to: writer)
                 }
-                try await buffer.flush(to: writer)
             }
-            try await connection.copyFrom(
+            try await copyFreeItemRows(
+                "COPY grants (uid, item_kind, item_index, free, purchased_count, shared_count, updated_at) FROM STDIN"
+            ) { buffer in
+                buffer.text("t")
+                buffer.int(0)
+                buffer.int(0)
+            }
+            try await copyFreeItemRows(
                 "COPY grant_events (uid, item_kind, item_index, source, delta, cause, recorded_at) FROM STDIN"
-            ) { writer in
-                var buffer = CopyRowBuffer()
-                for user in 0..<count {
-                    for kind in ItemKind.allCases {
-                        buffer.text(names.uid(user))
-                        buffer.text(kind.rawValue)
-                        buffer.int(0)
-                        buffer.text("free")
-                        buffer.int(1)
-                        buffer.text("register")
-                        buffer.timestamp(milliseconds: registeredAt)
-                        try await buffer.endRow(to: writer)
-                    }
-                }
-                try await buffer.flush(to: writer)
+            ) { buffer in
+                buffer.text("free")
+                buffer.int(1)
+                buffer.text("register")
             }
         }
     }
