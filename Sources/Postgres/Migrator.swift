@@ -14,7 +14,8 @@ public struct Migration: Sendable, Hashable {
     public init(name: String, sql: String) throws {
         let digits = name.prefix { $0.isASCII && $0.isNumber }
         guard !digits.isEmpty, let version = Int(digits), version > 0 else {
-            throw PostgresError(code: .migration, message: "migration file \(name) must start with its number, e.g. 0001_name.sql")
+            throw PostgresError(
+                code: .migration, message: "migration file \(name) must start with its number, e.g. 0001_name.sql")
         }
         self.version = version
         self.name = name
@@ -42,18 +43,21 @@ public struct Migrator: Sendable {
     public init(migrations: [Migration], logger: Logger = Logger(label: "shopledger.migrations")) throws {
         let sorted = migrations.sorted { $0.version < $1.version }
         for (previous, next) in zip(sorted, sorted.dropFirst()) where previous.version == next.version {
-            throw PostgresError(code: .migration, message: "migrations \(previous.name) and \(next.name) share number \(next.version)")
+            throw PostgresError(
+                code: .migration, message: "migrations \(previous.name) and \(next.name) share number \(next.version)")
         }
         self.migrations = sorted
         self.logger = logger
     }
 
-    /// Applies every pending migration; returns the names applied (empty when up to date).
+    /// Applies every pending migration (or those numbered up to `version`, to build an older
+    /// schema, e.g. for a benchmark comparing it with the current one); returns the names applied
+    /// (empty when up to date).
     @discardableResult
-    public func migrate(_ client: PostgresClient) async throws -> [String] {
+    public func migrate(_ client: PostgresClient, upTo version: Int? = nil) async throws -> [String] {
         try await ensureTable(client)
         var applied: [String] = []
-        for migration in migrations {
+        for migration in migrations where version.map({ migration.version <= $0 }) ?? true {
             let didApply = try await client.withTransaction { connection in
                 // Serializes concurrent migrators (two processes starting at once); the second waits,
                 // then finds the migration recorded and skips it.
@@ -63,7 +67,8 @@ public struct Migrator: Sendable {
                 if recorded[migration.version] != nil { return false }
                 try await connection.executeScript(unsafeSQL: migration.sql)
                 try await connection.query(
-                    "INSERT INTO schema_migrations (version, name, checksum) VALUES (\(migration.version), \(migration.name), \(migration.checksum))")
+                    "INSERT INTO schema_migrations (version, name, checksum) VALUES (\(migration.version), \(migration.name), \(migration.checksum))"
+                )
                 return true
             }
             if didApply {
@@ -85,7 +90,9 @@ public struct Migrator: Sendable {
         try verify(recorded)
         return migrations.map { migration in
             let row = recorded[migration.version]
-            return Status(version: migration.version, name: migration.name, state: row == nil ? .pending : .applied, appliedAt: row?.appliedAt)
+            return Status(
+                version: migration.version, name: migration.name, state: row == nil ? .pending : .applied,
+                appliedAt: row?.appliedAt)
         }
     }
 
@@ -122,13 +129,17 @@ public struct Migrator: Sendable {
             guard let migration = known[version] else {
                 throw PostgresError(
                     code: .migration,
-                    message: "the database has migration \(row.name) applied, which this build does not know; run a newer build")
+                    message:
+                        "the database has migration \(row.name) applied, which this build does not know; run a newer build"
+                )
             }
             guard migration.checksum == row.checksum else {
                 throw PostgresError(
                     code: .migration,
-                    message: "migration \(migration.name) changed after it was applied (applied checksum \(row.checksum.prefix(12)), "
-                        + "file checksum \(migration.checksum.prefix(12))); applied migrations are immutable: add a new migration instead")
+                    message:
+                        "migration \(migration.name) changed after it was applied (applied checksum \(row.checksum.prefix(12)), "
+                        + "file checksum \(migration.checksum.prefix(12))); applied migrations are immutable: add a new migration instead"
+                )
             }
         }
     }
