@@ -130,7 +130,7 @@ struct Bench {
         _ = try ReportWriter(outputDirectory: output, logger: logger).write(month, formats: ReportFormat.allCases)
         say("range report 2025-06-01 to \(lastDay) by day: \(ms(clock.now - rangeBegan)) ms")
 
-        // The plans of the report's own queries: index range scans on journal_entries_by_effective_at.
+        // The plans of the report's own queries: index scans on purchases_by_purchased_at (BRIN) and journal_entry_rows_by_effective_at.
         for (label, plan) in try await reporter.explainDaily(
             date: lastDay, options: ReportOptions(timeZone: "Asia/Seoul"))
         {

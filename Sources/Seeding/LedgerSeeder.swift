@@ -58,14 +58,16 @@ public struct LedgerSeeder: Sendable {
         let items = try await paidItems()
         guard !items.isEmpty else { throw SeedError("the catalog has no paid items to sell") }
         guard configuration.users * items.count >= configuration.purchases else {
-            throw SeedError("--users must be at least \((configuration.purchases + items.count - 1) / items.count): each user buys each of the \(items.count) paid items at most once"
+            throw SeedError(
+                "--users must be at least \((configuration.purchases + items.count - 1) / items.count): each user buys each of the \(items.count) paid items at most once"
             )
         }
         let names = SeedNames(seed: configuration.seed)
         let taken = try await client.query("SELECT EXISTS (SELECT 1 FROM users WHERE uid = \(names.uid(0))::text)")
             .single().decode(Bool.self, at: 0)
         guard !taken else {
-            throw SeedError("this database already holds the data of --seed \(configuration.seed); choose another --seed")
+            throw SeedError(
+                "this database already holds the data of --seed \(configuration.seed); choose another --seed")
         }
 
         let clock = ContinuousClock()
@@ -178,7 +180,7 @@ public struct LedgerSeeder: Sendable {
                 buffer.int(0)
             }
             try await copyFreeItemRows(
-                "COPY grant_events (uid, item_kind, item_index, source, delta, cause, recorded_at) FROM STDIN"
+                "COPY grant_event_rows (uid, item_kind, item_index, source, delta, cause, recorded_at) FROM STDIN"
             ) { buffer in
                 buffer.text("free")
                 buffer.int(1)
@@ -194,15 +196,16 @@ public struct LedgerSeeder: Sendable {
     ) async throws -> Summary {
         let entryCount = batch.reduce(0) { $0 + $1.journalEntryCount }
         let rows = SeedRows(batch: batch, items: items, names: names)
-        // Reserve a block of journal entry ids: under the lock no other session inserts journal
-        // entries (so takes no id between nextval and setval); once committed, the sequence is past
-        // the block and nobody else will ever be given these ids.
+        // Reserve a block of journal entry ids: under the locks no other session inserts a purchase,
+        // journal entry or grant event (the writers of `ledger_entry_ids`), so none takes an id
+        // between nextval and setval; once committed, the sequence is past the block and nobody
+        // else will ever be given these ids.
         let firstEntryId = try await client.withTransaction { connection in
-            try await connection.query("LOCK TABLE journal_entries IN SHARE ROW EXCLUSIVE MODE")
+            try await connection.query(
+                "LOCK TABLE purchases, journal_entry_rows, grant_event_rows IN SHARE ROW EXCLUSIVE MODE")
             let last = try await connection.query(
                 """
-                SELECT setval(pg_get_serial_sequence('journal_entries', 'entry_id'),
-                              nextval(pg_get_serial_sequence('journal_entries', 'entry_id')) + \(entryCount - 1))
+                SELECT setval('ledger_entry_ids', nextval('ledger_entry_ids') + \(entryCount - 1))
                 """
             ).single().decode(Int64.self, at: 0)
             return last - Int64(entryCount) + 1
@@ -216,7 +219,7 @@ public struct LedgerSeeder: Sendable {
                 timings[table] = "\(clock.now - began)"
             }
             try await timed("store_transactions") { try await rows.copyStoreTransactions(on: connection) }
-            try await timed("purchases") { try await rows.copyPurchases(on: connection) }
+            try await timed("purchases") { try await rows.copyPurchases(firstEntryId: firstEntryId, on: connection) }
             try await timed("refund_events") { try await rows.copyRefundEvents(on: connection) }
             try await timed("journal_entries") {
                 try await rows.copyJournalEntries(firstEntryId: firstEntryId, on: connection)

@@ -4,7 +4,9 @@ import Postgres
 /// The ledger rows of one batch of synthetic purchases, streamed table by table through COPY in
 /// the order the foreign keys need. Each row is what `LedgerStore.recordPurchase` and
 /// `recordRefundEvent` would have written for the same events (see LedgerStore+Purchases.swift and
-/// +Refunds.swift); journal entry ids are assigned in batch order from a reserved block.
+/// +Refunds.swift); journal entry ids are assigned in batch order from a reserved block. A
+/// purchase's own journal entry, postings and grant event are derived from its row (migration
+/// 0006): it carries the entry id, and only the later entries are stored.
 struct SeedRows {
     let batch: [SyntheticPurchase]
     let items: [LedgerSeeder.PaidItem]
@@ -64,16 +66,18 @@ struct SeedRows {
         }
     }
 
-    func copyPurchases(on connection: PostgresConnection) async throws {
+    func copyPurchases(firstEntryId: Int64, on connection: PostgresConnection) async throws {
         try await connection.copyFrom(
             """
             COPY purchases (store, environment, transaction_id, original_transaction_id, uid, product_id, item_kind,
                 item_index, book, purchased_at, price_milli, currency, storefront, ownership, signed_at, evidence_sha256,
-                recorded_at) FROM STDIN
+                recorded_at, entry_id) FROM STDIN
             """
         ) { writer in
             var buffer = CopyRowBuffer()
+            var entryId = firstEntryId
             for purchase in batch {
+                defer { entryId += Int64(Self.entries(purchase).count) }
                 let identity = Self.identity(purchase.book)
                 let item = items[purchase.item]
                 let transactionId = names.transactionId(purchase.number)
@@ -99,6 +103,7 @@ struct SeedRows {
                 buffer.timestamp(milliseconds: Self.signedAt(purchase))
                 buffer.bytea(digest(purchase.number, 1))
                 buffer.timestamp(milliseconds: Self.recordedAt(purchase.purchasedAt, purchase))
+                buffer.int(entryId)
                 try await buffer.endRow(to: writer)
             }
             try await buffer.flush(to: writer)
@@ -135,7 +140,7 @@ struct SeedRows {
     func copyJournalEntries(firstEntryId: Int64, on connection: PostgresConnection) async throws {
         try await connection.copyFrom(
             """
-            COPY journal_entries (entry_id, store, environment, transaction_id, seq, kind, uid, book, refund_event_id,
+            COPY journal_entry_rows (entry_id, store, environment, transaction_id, seq, kind, uid, book, refund_event_id,
                 effective_at, recorded_at) FROM STDIN
             """
         ) { writer in
@@ -144,6 +149,9 @@ struct SeedRows {
             for purchase in batch {
                 let identity = Self.identity(purchase.book)
                 for (seq, entry) in Self.entries(purchase).enumerated() {
+                    defer { entryId += 1 }
+                    // The purchase's own entry (seq 0) is derived from its row.
+                    guard seq > 0 else { continue }
                     buffer.int(entryId)
                     buffer.text(identity.store)
                     buffer.text(identity.environment)
@@ -160,7 +168,6 @@ struct SeedRows {
                     buffer.timestamp(milliseconds: entry.at)
                     buffer.timestamp(milliseconds: Self.recordedAt(entry.at, purchase))
                     try await buffer.endRow(to: writer)
-                    entryId += 1
                 }
             }
             try await buffer.flush(to: writer)
@@ -171,7 +178,7 @@ struct SeedRows {
     /// and credits receivable; a reversal the opposite. Family-shared and unpriced: no postings.
     func copyPostings(firstEntryId: Int64, on connection: PostgresConnection) async throws {
         try await connection.copyFrom(
-            "COPY postings (transaction_id, entry_id, leg, account, currency, amount_milli) FROM STDIN"
+            "COPY posting_rows (transaction_id, entry_id, leg, account, currency, amount_milli) FROM STDIN"
         ) { writer in
             var buffer = CopyRowBuffer()
             var entryId = firstEntryId
@@ -182,10 +189,10 @@ struct SeedRows {
                 let identity = Self.identity(purchase.book)
                 let kind = items[purchase.item].item.kind.rawValue
                 let receivable = LedgerBook.account("receivable:\(identity.store)", book: identity.book)
-                for (offset, entry) in entries.enumerated() {
+                // The purchase's own postings (offset 0) are derived from its row.
+                for (offset, entry) in entries.enumerated().dropFirst() {
                     let (counterAccount, sign): (String, Int64) =
                         switch entry.kind {
-                        case "purchase": (LedgerBook.account("revenue:\(kind)", book: identity.book), 1)
                         case "refund": (LedgerBook.account("refunds:\(kind)", book: identity.book), -1)
                         default: (LedgerBook.account("refunds:\(kind)", book: identity.book), 1)
                         }
@@ -230,7 +237,7 @@ struct SeedRows {
     func copyGrantEvents(firstEntryId: Int64, on connection: PostgresConnection) async throws {
         try await connection.copyFrom(
             """
-            COPY grant_events (uid, item_kind, item_index, source, delta, cause, store, environment, transaction_id,
+            COPY grant_event_rows (uid, item_kind, item_index, source, delta, cause, store, environment, transaction_id,
                 entry_id, recorded_at) FROM STDIN
             """
         ) { writer in
@@ -241,6 +248,8 @@ struct SeedRows {
                 let item = items[purchase.item].item
                 for entry in Self.entries(purchase) {
                     defer { entryId += 1 }
+                    // The purchase's own grant event is derived from its row.
+                    guard entry.kind != "purchase" else { continue }
                     let delta = entry.kind == "purchase" || entry.kind == "refund_reversal" ? 1 : -1
                     buffer.text(names.uid(purchase.user))
                     buffer.text(item.kind.rawValue)

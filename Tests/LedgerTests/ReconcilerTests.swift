@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @testable import Ledger
 
@@ -16,7 +16,8 @@ struct ReconcilerTests {
         _ = try await ledger.recordPurchase(makeTransaction("p2", item: .background(4)), for: "alice")
         _ = try await ledger.recordPurchase(makeTransaction("p3", item: .face(2)), for: "bob")
         _ = try await ledger.recordPurchase(makeTransaction("p4", item: .face(2), environment: .sandbox), for: "bob")
-        _ = try await ledger.recordPurchase(makeTransaction("p5", item: .background(7), ownership: .familyShared), for: "kid")
+        _ = try await ledger.recordPurchase(
+            makeTransaction("p5", item: .background(7), ownership: .familyShared), for: "kid")
         _ = try await ledger.recordPurchase(makeTransaction("p6", item: .face(4), unpriced: true), for: "kid")
         _ = try await ledger.recordPurchase(makeTransaction("p7", item: .face(3), currency: "USD"), for: "kid")
         _ = try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "p2", second: 10))
@@ -41,79 +42,127 @@ struct ReconcilerTests {
             #expect(examined["receivable_matches_purchases"] == 3)  // production KRW, production USD, sandbox KRW
             #expect(examined["append_only_enforced"] == 7)
             #expect(examined["equipped_items_owned"] == 3)
-            #expect(report.text.hasSuffix("reconcile: all 10 checks passed"))
+            #expect(report.text.hasSuffix("reconcile: all 11 checks passed"))
             let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
             #expect(json?["passed"] as? Bool == true)
-            #expect((json?["checks"] as? [[String: Any]])?.count == 10)
+            #expect((json?["checks"] as? [[String: Any]])?.count == 11)
         }
     }
 
     @Test("a corrupted copy of a database fails, naming the broken rows; the original still passes")
     func corruptedCopyFails() async throws {
-        try await TestGate.ledger.run { try await withTestDatabase { db in
-            try await Self.populate(LedgerStore(client: db.client))
-            #expect(try await Reconciler(client: db.client).run().passed)
-            await db.client.shutdown()  // CREATE DATABASE ... TEMPLATE needs the source idle
+        try await TestGate.ledger.run {
+            try await withTestDatabase { db in
+                try await Self.populate(LedgerStore(client: db.client))
+                #expect(try await Reconciler(client: db.client).run().passed)
+                await db.client.shutdown()  // CREATE DATABASE ... TEMPLATE needs the source idle
 
-            let admin = PostgresClient(
-                configuration: .init(connection: .init(url: TestCluster.replaceDatabase(in: db.url, with: "postgres")), minimumConnections: 0, maximumConnections: 1))
-            let copyName = db.name + "_corrupt"
-            try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(copyName) TEMPLATE \(db.name)"))
-            let copy = PostgresClient(
-                configuration: .init(connection: .init(url: TestCluster.replaceDatabase(in: db.url, with: copyName)), minimumConnections: 0, maximumConnections: 2))
-            do {
-                try await Self.corrupt(copy)
-                let report = try await Reconciler(client: copy).run()
-                let failures = Dictionary(uniqueKeysWithValues: report.checks.map { ($0.name, $0.failures.map(\.id)) })
-                #expect(!report.passed)
-                let entry = try await scalar(copy, "SELECT entry_id FROM journal_entries WHERE transaction_id = 'p1' AND seq = 0")
-                #expect(failures["postings_balance"] == ["entry \(entry) (app_store/Production/p1 purchase) KRW"])
-                #expect(failures["entry_postings_match_purchase"] == ["entry \(entry) (p1)", "entry \(entry) (p1)"])
-                #expect(failures["receivable_matches_purchases"] == ["receivable:app_store KRW"])
-                #expect(failures["one_purchase_entry_per_purchase"] == ["app_store/Production/p7"])
-                #expect(failures["grants_match_history"] == ["bob face 2"])
-                #expect(failures["live_grants_backed"] == ["alice face 3", "bob face 2"])
-                #expect(failures["refund_events_applied"] == ["app_store/Production/p1"])
-                #expect(failures["notifications_applied"] == ["notification lost-1"])
-                #expect(failures["equipped_items_owned"] == ["kid background 6"])
-                #expect(failures["append_only_enforced"] == ["refund_events", "refund_events"])
-                #expect(report.text.contains("FAIL postings_balance"))
-                #expect(report.text.hasSuffix("reconcile: 10 of 10 checks failed"))
-                let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
-                #expect(json?["passed"] as? Bool == false)
-            } catch {
-                Issue.record("corrupted copy: \(error)")
+                let admin = PostgresClient(
+                    configuration: .init(
+                        connection: .init(url: TestCluster.replaceDatabase(in: db.url, with: "postgres")),
+                        minimumConnections: 0, maximumConnections: 1))
+                let copyName = db.name + "_corrupt"
+                try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(copyName) TEMPLATE \(db.name)"))
+                let copy = PostgresClient(
+                    configuration: .init(
+                        connection: .init(url: TestCluster.replaceDatabase(in: db.url, with: copyName)),
+                        minimumConnections: 0, maximumConnections: 2))
+                do {
+                    try await Self.corrupt(copy)
+                    let report = try await Reconciler(client: copy).run()
+                    let failures = Dictionary(
+                        uniqueKeysWithValues: report.checks.map { ($0.name, $0.failures.map(\.id)) })
+                    #expect(!report.passed)
+                    let entry = try await scalar(
+                        copy, "SELECT entry_id FROM journal_entries WHERE transaction_id = 'p3' AND seq = 2")
+                    #expect(
+                        failures["postings_balance"] == ["entry \(entry) (app_store/Production/p3 refund_reversal) KRW"]
+                    )
+                    #expect(
+                        failures["entry_postings_match_purchase"] == ["entry \(entry) (p3)", "entry \(entry) (p3)"])
+                    #expect(failures["receivable_matches_purchases"] == ["receivable:app_store KRW"])
+                    #expect(failures["one_purchase_entry_per_purchase"] == ["app_store/Production/p3"])
+                    #expect(failures["grants_match_history"] == ["bob face 2"])
+                    #expect(failures["live_grants_backed"] == ["alice face 3", "bob face 2"])
+                    #expect(failures["refund_events_applied"] == ["app_store/Production/p1"])
+                    #expect(failures["notifications_applied"] == ["notification lost-1"])
+                    #expect(failures["equipped_items_owned"] == ["kid background 6"])
+                    #expect(failures["no_orphans"] == ["users"])
+                    #expect(failures["append_only_enforced"] == ["refund_events", "refund_events"])
+                    #expect(report.text.contains("FAIL postings_balance"))
+                    #expect(report.text.hasSuffix("reconcile: 11 of 11 checks failed"))
+                    let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
+                    #expect(json?["passed"] as? Bool == false)
+                } catch {
+                    Issue.record("corrupted copy: \(error)")
+                }
+                await copy.shutdown()
+                try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(copyName) WITH (FORCE)"))
+                await admin.shutdown()
+
+                // The original is untouched and still passes.
+                let original = PostgresClient(
+                    configuration: .init(connection: .init(url: db.url), minimumConnections: 0, maximumConnections: 1))
+                #expect(try await Reconciler(client: original).run().passed)
+                await original.shutdown()
             }
-            await copy.shutdown()
-            try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(copyName) WITH (FORCE)"))
-            await admin.shutdown()
-
-            // The original is untouched and still passes.
-            let original = PostgresClient(configuration: .init(connection: .init(url: db.url), minimumConnections: 0, maximumConnections: 1))
-            #expect(try await Reconciler(client: original).run().passed)
-            await original.shutdown()
-        } }
+        }
     }
 
-    /// Breaks the copy the ways a bug or a hand edit could, with triggers and foreign keys off.
+    @Test("a purchase or grant whose user is gone fails no_orphans; deleting a user is refused")
+    func orphans() async throws {
+        try await withLedger { db, ledger in
+            _ = try await ledger.register(uid: "alice", profile: testProfile)
+            _ = try await ledger.recordPurchase(makeTransaction("p1", item: .face(1)), for: "alice")
+            let error = try await #require(throws: PostgresError.self) {
+                try await db.client.query("DELETE FROM users WHERE uid = 'alice'")
+            }
+            #expect(error.sqlState == SQLState("SL001"))
+            try await db.client.withConnection { connection in
+                try await connection.query("SET session_replication_role = replica")
+                try await connection.query("DELETE FROM users WHERE uid = 'alice'")
+                try await connection.query("RESET session_replication_role")
+            }
+            let report = try await Reconciler(client: db.client).run()
+            let failures = report.checks.first { $0.name == "no_orphans" }?.failures.map(\.id) ?? []
+            #expect(failures.contains("purchase app_store/Production/p1"))
+            #expect(failures.contains("grant alice face 1"))
+            // Put back so the suite's own reconcile after the test passes.
+            try await db.client.withConnection { connection in
+                try await connection.query("SET session_replication_role = replica")
+                try await connection.query("INSERT INTO users (uid, profile) VALUES ('alice', '{}')")
+                try await connection.query("RESET session_replication_role")
+            }
+        }
+    }
+
+    /// Breaks the copy the ways a bug or a hand edit could, with triggers and foreign keys off. A
+    /// purchase's own entry, postings and grant event are derived from its row (migration 0006) and
+    /// cannot be broken apart from it; the stored later entries can.
     static func corrupt(_ client: PostgresClient) async throws {
         try await client.withConnection { connection in
             try await connection.query("SET session_replication_role = replica")
-            // A posting's amount changed: p1's receivable leg.
+            // A later entry lost with its postings: p3's refund (seq 1), leaving 0 and 2.
             try await connection.query(
-                "UPDATE postings SET amount_milli = amount_milli + 1 WHERE transaction_id = 'p1' AND account = 'receivable:app_store'")
-            // A purchase entry lost with its postings: p7 (USD).
-            try await connection.query("DELETE FROM postings WHERE transaction_id = 'p7'")
-            try await connection.query("DELETE FROM journal_entries WHERE transaction_id = 'p7'")
+                """
+                DELETE FROM posting_rows r USING journal_entry_rows j
+                WHERE j.transaction_id = r.transaction_id AND j.entry_id = r.entry_id AND j.transaction_id = 'p3' AND j.seq = 1
+                """)
+            try await connection.query("DELETE FROM journal_entry_rows WHERE transaction_id = 'p3' AND seq = 1")
+            // A posting's amount changed: the receivable leg of p3's reversal.
+            try await connection.query(
+                "UPDATE posting_rows SET amount_milli = amount_milli + 1 WHERE transaction_id = 'p3' AND account = 'receivable:app_store'"
+            )
             // A grant changed without history: bob's face 2 (live twice over: production and sandbox).
-            try await connection.query("UPDATE grants SET purchased_count = 3 WHERE uid = 'bob' AND item_kind = 'face' AND item_index = 2")
+            try await connection.query(
+                "UPDATE grants SET purchased_count = 3 WHERE uid = 'bob' AND item_kind = 'face' AND item_index = 2")
             // A grant with history but no purchase behind it: alice's face 3.
             try await connection.query(
                 "INSERT INTO grants (uid, item_kind, item_index, purchased_count) VALUES ('alice', 'face', 3, 1)")
             try await connection.query(
                 """
-                INSERT INTO grant_events (uid, item_kind, item_index, source, delta, cause, store, environment, transaction_id)
-                VALUES ('alice', 'face', 3, 'purchased', 1, 'purchase', 'app_store', 'Production', 'ghost')
+                INSERT INTO grant_event_rows (uid, item_kind, item_index, source, delta, cause, store, environment, transaction_id)
+                VALUES ('alice', 'face', 3, 'purchased', 1, 'refund_reversal', 'app_store', 'Production', 'ghost')
                 """)
             // A refund event that was never applied: p1.
             try await connection.query(
@@ -131,8 +180,9 @@ struct ReconcilerTests {
             // An item equipped without being owned.
             try await connection.query("UPDATE users SET equipped_background = 6 WHERE uid = 'kid'")
             try await connection.query("RESET session_replication_role")
-            // The append-only guard switched off.
+            // The append-only guard switched off, and the guard against removing users.
             try await connection.query("ALTER TABLE refund_events DISABLE TRIGGER refund_events_append_only")
+            try await connection.query("ALTER TABLE users DISABLE TRIGGER users_never_removed")
         }
     }
 }

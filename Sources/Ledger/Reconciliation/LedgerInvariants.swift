@@ -7,7 +7,7 @@ public enum LedgerInvariants {
     public static let all: [any ReconciliationCheck] = [
         postingsBalance, journalPerPurchase, entryPostingsMatchPurchase, receivableMatchesPurchases,
         grantsMatchHistory, liveGrantsBacked, refundEventsApplied, notificationsApplied, equippedItemsOwned,
-        appendOnlyEnforced,
+        noOrphans, appendOnlyEnforced,
     ]
 
     /// SQL naming purchase/entry `x`'s store transaction.
@@ -261,6 +261,31 @@ public enum LedgerInvariants {
                    OR e.store <> n.store OR e.environment <> n.environment)
             """)
 
+    /// Purchases and grants name their user without a foreign key (migration 0006 took the checks
+    /// off the purchase path); users are never deleted or renamed (a trigger refuses it), and this
+    /// proves no row names a user that does not exist.
+    public static let noOrphans = SQLReconciliationCheck(
+        name: "no_orphans",
+        summary: "Every purchase and grant names a registered user, and users cannot be deleted or renamed "
+            + "(an enabled trigger refuses it).",
+        examinedWhat: "purchases and grants",
+        examinedSQL: "SELECT (SELECT count(*) FROM purchases) + (SELECT count(*) FROM grants)",
+        failuresSQL: """
+            SELECT 'purchase ' || \(transactionKey("p")), 'names user ' || p.uid || ', who is not registered'
+            FROM purchases p WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.uid = p.uid)
+            UNION ALL
+            SELECT 'grant ' || g.uid || ' ' || g.item_kind || ' ' || g.item_index, 'names a user who is not registered'
+            FROM grants g WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.uid = g.uid)
+            UNION ALL
+            SELECT 'users', 'no enabled trigger refusing ' || op.name
+            FROM (VALUES ('DELETE', 9), ('TRUNCATE', 32)) AS op (name, bits)
+            WHERE NOT EXISTS (
+                SELECT 1 FROM pg_trigger tg JOIN pg_proc f ON f.oid = tg.tgfoid
+                WHERE tg.tgrelid = 'users'::regclass AND f.proname = 'ledger_refuse_user_removal'
+                  AND tg.tgenabled <> 'D' AND (tg.tgtype & op.bits) = op.bits
+            )
+            """)
+
     public static let appendOnlyEnforced = SQLReconciliationCheck(
         name: "append_only_enforced",
         summary: "Every append-only ledger table has enabled triggers refusing UPDATE, DELETE and TRUNCATE.",
@@ -277,9 +302,11 @@ public enum LedgerInvariants {
             )
             """)
 
-    /// The tables that are never updated or deleted from.
+    /// The tables that are never updated or deleted from. A purchase's own journal entry, postings
+    /// and grant event are derived from its row; the `journal_entries`, `postings` and
+    /// `grant_events` views add them to the stored `*_rows` tables listed here.
     public static let appendOnlyTables = [
-        "store_transactions", "purchases", "journal_entries", "postings", "refund_events", "grant_events",
+        "store_transactions", "purchases", "journal_entry_rows", "posting_rows", "refund_events", "grant_event_rows",
         "store_notifications",
     ]
 }

@@ -26,8 +26,11 @@ extension LedgerStore {
 
         let inserted: InsertResult
         do {
-            inserted = try await client.query(Self.insertPurchase(input, lockingTransaction: false)).single().insertResult()
-        } catch let error as PostgresError where error.sqlState == .uniqueViolation && error.constraint == "store_transactions_pkey" {
+            inserted = try await client.query(Self.insertPurchase(input, lockingTransaction: false)).single()
+                .insertResult()
+        } catch let error as PostgresError
+            where error.sqlState == .uniqueViolation && error.constraint == "store_transactions_pkey"
+        {
             // A refund event for this transaction came first: record under its lock and apply it.
             return try await recordPurchaseAfterRefundEvents(input)
         }
@@ -42,7 +45,8 @@ extension LedgerStore {
     /// insert, and apply the events with a snapshot taken after the lock.
     private func recordPurchaseAfterRefundEvents(_ input: PurchaseInput) async throws -> PurchaseOutcome {
         let recorded: Purchase? = try await client.withTransaction(.retrying(3)) { connection in
-            let inserted = try await connection.query(Self.insertPurchase(input, lockingTransaction: true)).single().insertResult()
+            let inserted = try await connection.query(Self.insertPurchase(input, lockingTransaction: true)).single()
+                .insertResult()
             try inserted.refuseUnknown(input)
             guard let recordedAt = inserted.recordedAt else { return nil }
             try await betweenStatements?("purchase-before-refund-application", connection)
@@ -79,7 +83,8 @@ extension LedgerStore {
             """)
         guard let row = rows.first else {
             // Rows are never deleted, so ON CONFLICT DO NOTHING always leaves one to find.
-            throw PostgresError(code: .unexpectedResponse, message: "purchase \(input.transactionId) was neither inserted nor found")
+            throw PostgresError(
+                code: .unexpectedResponse, message: "purchase \(input.transactionId) was neither inserted nor found")
         }
         let existing = try Purchase(row: row)
         if existing.uid != input.uid { return .conflict(.ownedByAnotherUser) }
@@ -87,9 +92,12 @@ extension LedgerStore {
         return .duplicate(existing)
     }
 
-    /// The one statement that records a purchase. With `lockingTransaction` false a prior
-    /// `store_transactions` row (a refund event came first) fails it with a unique violation; with
-    /// true it locks that row instead (the slow path, inside a transaction).
+    /// The one statement that records a purchase: the purchase row, the transaction's marker row and
+    /// the grant. The purchase's journal entry, its postings and its grant event are derived from
+    /// the purchase row (the `journal_entries`, `postings` and `grant_events` views, migration
+    /// 0006), so they cannot disagree with it and cost no writes. With `lockingTransaction` false a
+    /// prior `store_transactions` row (a refund event came first) fails it with a unique violation;
+    /// with true it locks that row instead (the slow path, inside a transaction).
     static func insertPurchase(_ input: PurchaseInput, lockingTransaction: Bool) -> PostgresQuery {
         let onMarkerConflict =
             lockingTransaction
@@ -116,28 +124,12 @@ extension LedgerStore {
                     i.ownership, i.app_account_token, i.signed_at, i.evidence_sha256
                 FROM input i, item, account
                 ON CONFLICT (store, environment, transaction_id) DO NOTHING
-                RETURNING store, environment, transaction_id, uid, item_kind, item_index, book, purchased_at,
-                    price_milli, currency, ownership, recorded_at
+                RETURNING store, environment, transaction_id, uid, item_kind, item_index, ownership, recorded_at
             ),
             marker AS (
                 INSERT INTO store_transactions (store, environment, transaction_id)
                 SELECT store, environment, transaction_id FROM purchase
                 \(unsafeSQL: onMarkerConflict)
-            ),
-            entry AS (
-                INSERT INTO journal_entries (store, environment, transaction_id, seq, kind, uid, book, effective_at)
-                SELECT store, environment, transaction_id, 0, 'purchase', uid, book, purchased_at FROM purchase
-                RETURNING transaction_id, entry_id
-            ),
-            legs AS (
-                INSERT INTO postings (transaction_id, entry_id, leg, account, currency, amount_milli)
-                SELECT e.transaction_id, e.entry_id, v.leg, v.account, p.currency, v.amount
-                FROM entry e JOIN purchase p USING (transaction_id)
-                CROSS JOIN LATERAL (VALUES
-                    (1, ledger_account(p.book, 'receivable:' || p.store), p.price_milli),
-                    (2, ledger_account(p.book, 'revenue:' || p.item_kind), -p.price_milli)
-                ) AS v (leg, account, amount)
-                WHERE p.ownership = 'PURCHASED' AND p.price_milli > 0
             ),
             owned AS (
                 INSERT INTO grants AS g (uid, item_kind, item_index, purchased_count, shared_count)
@@ -147,14 +139,6 @@ extension LedgerStore {
                 SET purchased_count = g.purchased_count + EXCLUDED.purchased_count,
                     shared_count = g.shared_count + EXCLUDED.shared_count,
                     updated_at = now()
-            ),
-            history AS (
-                INSERT INTO grant_events (uid, item_kind, item_index, source, delta, cause, store, environment,
-                    transaction_id, entry_id)
-                SELECT p.uid, p.item_kind, p.item_index,
-                    CASE p.ownership WHEN 'PURCHASED' THEN 'purchased' ELSE 'family_shared' END, 1, 'purchase',
-                    p.store, p.environment, p.transaction_id, e.entry_id
-                FROM purchase p JOIN entry e USING (transaction_id)
             )
             SELECT EXISTS (SELECT 1 FROM account) AS registered, item.kind, item.item_index,
                    (SELECT recorded_at FROM purchase) AS recorded_at
@@ -219,7 +203,8 @@ struct InsertResult {
 extension PostgresRow {
     fileprivate func insertResult() throws -> InsertResult {
         let (registered, kind, index, recordedAt) = try decode((Bool, String?, Int?, Date?).self)
-        let item = kind.flatMap(ItemKind.init(rawValue:)).flatMap { kind in index.map { ItemID(kind: kind, index: $0) } }
+        let item = kind.flatMap(ItemKind.init(rawValue:)).flatMap { kind in index.map { ItemID(kind: kind, index: $0) }
+        }
         return InsertResult(registered: registered, item: item, recordedAt: recordedAt)
     }
 }

@@ -119,12 +119,12 @@ extension LedgerStore {
                 WHERE le.state <> t.state AND le.state <> 'revoked'
             ),
             entry AS (
-                INSERT INTO journal_entries (store, environment, transaction_id, seq, kind, uid, book, refund_event_id, effective_at)
+                INSERT INTO journal_entry_rows (store, environment, transaction_id, seq, kind, uid, book, refund_event_id, effective_at)
                 SELECT store, environment, transaction_id, seq, entry_kind, uid, book, event_id, signed_at FROM change
                 RETURNING transaction_id, entry_id
             ),
             legs AS (
-                INSERT INTO postings (transaction_id, entry_id, leg, account, currency, amount_milli)
+                INSERT INTO posting_rows (transaction_id, entry_id, leg, account, currency, amount_milli)
                 SELECT e.transaction_id, e.entry_id, v.leg, v.account, c.currency, v.amount
                 FROM entry e JOIN change c USING (transaction_id)
                 CROSS JOIN LATERAL (VALUES
@@ -144,7 +144,7 @@ extension LedgerStore {
                 RETURNING g.uid, g.item_kind, g.item_index, g.owned
             ),
             history AS (
-                INSERT INTO grant_events (uid, item_kind, item_index, source, delta, cause, store, environment,
+                INSERT INTO grant_event_rows (uid, item_kind, item_index, source, delta, cause, store, environment,
                     transaction_id, entry_id)
                 SELECT c.uid, c.item_kind, c.item_index,
                     CASE c.ownership WHEN 'PURCHASED' THEN 'purchased' ELSE 'family_shared' END,

@@ -45,7 +45,7 @@ public struct LedgerStore: Sendable {
                 RETURNING uid, item_kind, item_index
             ),
             history AS (
-                INSERT INTO grant_events (uid, item_kind, item_index, source, delta, cause)
+                INSERT INTO grant_event_rows (uid, item_kind, item_index, source, delta, cause)
                 SELECT uid, item_kind, item_index, 'free', 1, 'register' FROM free
             )
             SELECT EXISTS (SELECT 1 FROM account)
@@ -81,7 +81,8 @@ public struct LedgerStore: Sendable {
                          WHERE g.uid = u.uid AND g.item_kind = 'face' AND g.owned ORDER BY g.item_index),
                    ARRAY(SELECT g.item_index FROM grants g
                          WHERE g.uid = u.uid AND g.item_kind = 'background' AND g.owned ORDER BY g.item_index),
-                   ARRAY(SELECT p.transaction_id FROM purchases p WHERE p.uid = u.uid
+                   -- ::text: an array of a domain (migration 0006) has the domain's array type.
+                   ARRAY(SELECT p.transaction_id::text FROM purchases p WHERE p.uid = u.uid
                          ORDER BY p.purchased_at, p.transaction_id)
             FROM users u WHERE u.uid = \(uid)::text
             """)
@@ -90,7 +91,8 @@ public struct LedgerStore: Sendable {
             try row.decode((String, Int, Int, Date, [Int], [Int], [String]).self)
         let equipped = EquippedItems(face: face, background: background)
         return AccountSummary(
-            user: User(uid: uid, profile: UserProfile(storedJSON: profile), equipped: equipped, registeredAt: registeredAt),
+            user: User(
+                uid: uid, profile: UserProfile(storedJSON: profile), equipped: equipped, registeredAt: registeredAt),
             inventory: Inventory(uid: uid, equipped: equipped, faces: faces, backgrounds: backgrounds),
             transactionIds: transactionIds)
     }
@@ -121,7 +123,7 @@ public struct LedgerStore: Sendable {
         let row = try await client.query(
             """
             SELECT EXISTS (SELECT 1 FROM users WHERE uid = \(uid)::text),
-                   ARRAY(SELECT transaction_id FROM purchases WHERE uid = \(uid)::text
+                   ARRAY(SELECT transaction_id::text FROM purchases WHERE uid = \(uid)::text
                          ORDER BY purchased_at, transaction_id)
             """
         ).single()

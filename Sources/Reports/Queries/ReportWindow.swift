@@ -3,8 +3,8 @@ import Postgres
 
 /// The rows a query reads: journal entries effective from `startsAt` (inclusive) to `endsAt`
 /// (exclusive), assigned to periods that begin at local midnight of `periodStarts` in `timeZone`.
-/// Every report query filters on this range, so it reads the `journal_entries_by_effective_at`
-/// index range of its period, never the history.
+/// Every report query filters on this range, so it reads its period through the indexes on
+/// `purchases.purchased_at` and `journal_entry_rows.effective_at`, never the history.
 struct ReportWindow: Sendable {
     let timeZone: String
     /// The first date of each period, ascending.

@@ -119,7 +119,7 @@ enum RevenueQueries {
 
     /// Distinct buyers per period at every level (item, kind, currency, book), and how many bought
     /// for the first time: no earlier priced, self-bought purchase in the same book before the
-    /// period began (one probe of `purchases_paid_by_user` per purchase in the window).
+    /// period began (one probe of `purchases_by_user` per purchase in the window).
     static func buyerGroups(_ window: ReportWindow, on connection: PostgresConnection) async throws -> [BuyerGroup] {
         let rows = try await connection.query(buyerGroupsQuery(window))
         return try rows.map { row in
@@ -206,7 +206,8 @@ enum RevenueQueries {
     }
 
     /// When the newest journal entry was recorded, `YYYY-MM-DD HH:MM:SS` UTC; nil for an empty
-    /// ledger. One step down the `journal_entries_by_recorded_at` index.
+    /// ledger. One step down `purchases_by_recorded_at` and `journal_entry_rows_by_recorded_at`
+    /// (the `journal_entries` view is both, migration 0006).
     static func dataAsOf(on connection: PostgresConnection) async throws -> String? {
         try await connection.query(
             "SELECT to_char(max(recorded_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') FROM journal_entries"

@@ -3,8 +3,8 @@ import Postgres
 extension RevenueReporter {
     /// The plans of the daily report's period queries, as `EXPLAIN (ANALYZE, BUFFERS)` prints them
     /// when run with the report's own SQL and parameters: each should read its period by index range
-    /// scans (`purchases_by_purchased_at`, `journal_entries_changes_by_effective_at`,
-    /// `journal_entries_by_effective_at`), however long the history.
+    /// scans (`purchases_by_purchased_at`, a BRIN index, and `journal_entry_rows_by_effective_at`),
+    /// however long the history.
     public func explainDaily(
         date: CalendarDate, options: ReportOptions = ReportOptions()
     ) async throws -> [(query: String, plan: [String])] {
