@@ -16,8 +16,14 @@ public struct PurchaseStatement: Sendable {
     public let uidPosition: Int
     public let productPosition: Int
 
+    /// The statement the ledger sends now.
     public init(transaction: VerifiedTransaction, uid: String) throws {
-        let query = LedgerStore.newPurchaseStatement(transaction, for: uid)
+        try self.init(
+            query: LedgerStore.newPurchaseStatement(transaction, for: uid), transaction: transaction, uid: uid)
+    }
+
+    /// `query`, built for `transaction` and `uid` (e.g. by `Schema5.newPurchaseStatement`).
+    public init(query: PostgresQuery, transaction: VerifiedTransaction, uid: String) throws {
         let parameters = try query.binds.enumerated().map { index, bind in
             switch bind.value {
             case .text(let text): return text

@@ -12,14 +12,16 @@ import Receipts
 /// and planned: the old behaviour) and on. Also: the server's time per phase, plan_cache_mode,
 /// duplicates, statements per call, and whether CPU or WAL flushing is the limit.
 ///
-/// Usage: LedgerBench [seconds-per-case, default 10] [rounds, default 2]
+/// Usage: LedgerBench [seconds-per-case, default 10] [rounds, default 2] [--lean-only: only the
+/// before/after comparison of the lean write path]
 @main
 struct Bench {
     static let products = (1...4).map { "com.memolease.sesac1.sprout\($0)" }
     static let uids = 100_000...100_999
 
     static func main() async throws {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let leanOnly = CommandLine.arguments.contains("--lean-only")
+        let arguments = Array(CommandLine.arguments.dropFirst().filter { $0 != "--lean-only" })
         let seconds = arguments.first.flatMap(Double.init) ?? 10
         let rounds = arguments.dropFirst().first.flatMap(Int.init) ?? 2
         var logger = Logger(label: "bench")
@@ -33,7 +35,14 @@ struct Bench {
         let running = try await cluster.start()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         do {
-            try await run(running: running, folder: folder, log: log, seconds: seconds, rounds: rounds, logger: logger)
+            if leanOnly {
+                try await SchemaComparison.run(
+                    running: running, folder: folder, seconds: seconds, rounds: rounds, clients: [8, 16],
+                    products: products, uids: uids, logger: logger)
+            } else {
+                try await run(
+                    running: running, folder: folder, log: log, seconds: seconds, rounds: rounds, logger: logger)
+            }
         } catch {
             print("benchmark failed: \(error)")
         }
@@ -135,6 +144,11 @@ struct Bench {
             measurement.usage = ServerLoad.usage(from: start, to: try await load.sample())
             return measurement
         }
+
+        // The lean write path against the schema before it, first, while the machine is freshest.
+        try await SchemaComparison.run(
+            running: running, folder: folder, seconds: seconds, rounds: rounds, clients: [8, 16], products: products,
+            uids: uids, logger: logger)
 
         // Baseline: one trivial query's round trip through the wrapper.
         do {
