@@ -26,8 +26,8 @@ extension LedgerStore {
 
         let inserted: InsertResult
         do {
-            inserted = try await client.query(Self.insertPurchase(input, lockingTransaction: false)).single()
-                .insertResult()
+            // Alone, or with the purchases that arrive together (group commit, `GroupCommit`).
+            inserted = try await batcher.insert(input)
         } catch let error as PostgresError
             where error.sqlState == .uniqueViolation && error.constraint == "store_transactions_pkey"
         {
@@ -186,7 +186,7 @@ struct PurchaseInput: Sendable {
 }
 
 /// What the purchase statement reports.
-struct InsertResult {
+struct InsertResult: Sendable {
     let registered: Bool
     let item: ItemID?
     /// Set when this statement inserted the purchase.
@@ -201,7 +201,7 @@ struct InsertResult {
 }
 
 extension PostgresRow {
-    fileprivate func insertResult() throws -> InsertResult {
+    func insertResult() throws -> InsertResult {
         let (registered, kind, index, recordedAt) = try decode((Bool, String?, Int?, Date?).self)
         let item = kind.flatMap(ItemKind.init(rawValue:)).flatMap { kind in index.map { ItemID(kind: kind, index: $0) }
         }

@@ -12,18 +12,26 @@ public struct LedgerStore: Sendable {
     let logger: Logger
     /// Test-only fault injection: called between the statements of multi-statement transactions.
     let betweenStatements: (@Sendable (_ step: String, _ connection: PostgresConnection) async throws -> Void)?
+    /// New purchases go through it: alone when the database is idle, together when they arrive
+    /// together (shared by copies of this store).
+    let batcher: PurchaseBatcher
 
-    public init(client: PostgresClient, logger: Logger = Logger(label: "shopledger.ledger")) {
-        self.init(client: client, logger: logger, betweenStatements: nil)
+    public init(
+        client: PostgresClient, logger: Logger = Logger(label: "shopledger.ledger"),
+        groupCommit: GroupCommit = GroupCommit()
+    ) {
+        self.init(client: client, logger: logger, groupCommit: groupCommit, betweenStatements: nil)
     }
 
     init(
         client: PostgresClient, logger: Logger = Logger(label: "shopledger.ledger"),
+        groupCommit: GroupCommit = GroupCommit(),
         betweenStatements: (@Sendable (_ step: String, _ connection: PostgresConnection) async throws -> Void)?
     ) {
         self.client = client
         self.logger = logger
         self.betweenStatements = betweenStatements
+        self.batcher = PurchaseBatcher(configuration: groupCommit, client: client)
     }
 
     // MARK: Users

@@ -1,0 +1,259 @@
+import Foundation
+import Postgres
+import Synchronization
+
+/// Group commit for new purchases: purchases that arrive while the database is busy with earlier
+/// ones are recorded together, by one statement (and one commit) for up to `maxBatch` of them.
+///
+/// - A purchase that finds fewer than `maxInFlight` purchase statements running goes at once, alone
+///   (the single statement): an idle server adds no latency.
+/// - Otherwise it waits in a queue; whenever a running statement finishes, the queue's first
+///   `maxBatch` purchases (distinct transactions) go as one statement.
+/// - Each caller is answered only after the statement that recorded its purchase committed, with its
+///   own result (recorded, or not inserted: then `recordPurchase` classifies it as before).
+/// - If a batch fails (a refund event came first for one of them, a deadlock, a bad value, …) its
+///   purchases are retried one by one with the single statement, so each gets its own outcome.
+public struct GroupCommit: Sendable, Hashable {
+    /// The most purchases one statement records; 1 turns group commit off.
+    public var maxBatch: Int
+    /// How many purchase statements may run at once before purchases queue for a batch.
+    public var maxInFlight: Int
+
+    public init(maxBatch: Int = 32, maxInFlight: Int = 4) {
+        self.maxBatch = max(1, maxBatch)
+        self.maxInFlight = max(1, maxInFlight)
+    }
+
+    /// Every purchase alone, as before group commit.
+    public static let off = GroupCommit(maxBatch: 1)
+}
+
+/// The queue behind `GroupCommit`.
+final class PurchaseBatcher: Sendable {
+    typealias Outcome = Result<InsertResult, any Error>
+
+    private struct Waiter {
+        let input: PurchaseInput
+        let continuation: CheckedContinuation<Ticket, Never>
+    }
+
+    private enum Ticket {
+        /// Run alone now, in a slot of your own.
+        case lead
+        /// Your batch ran: its outcome for you.
+        case done(Outcome)
+    }
+
+    private struct State {
+        var inFlight = 0
+        var queue: [Waiter] = []
+        var statistics = Statistics()
+    }
+
+    /// What the batcher did, for tests and benchmarks.
+    struct Statistics: Sendable, Hashable {
+        /// Statements that recorded several purchases, and how many they recorded in all.
+        var batches = 0
+        var batchedPurchases = 0
+        var largestBatch = 0
+        /// Batches that failed and were retried one by one.
+        var failedBatches = 0
+    }
+
+    var statistics: Statistics { state.withLock { $0.statistics } }
+
+    let configuration: GroupCommit
+    private let client: PostgresClient
+    private let state = Mutex(State())
+
+    init(configuration: GroupCommit, client: PostgresClient) {
+        self.configuration = configuration
+        self.client = client
+    }
+
+    /// Inserts a new purchase (alone or in a batch); throws what the single statement throws.
+    func insert(_ input: PurchaseInput) async throws -> InsertResult {
+        guard configuration.maxBatch > 1 else { return try await single(input) }
+        let ticket = await withCheckedContinuation { (continuation: CheckedContinuation<Ticket, Never>) in
+            let lead = state.withLock { state -> Bool in
+                if state.inFlight < configuration.maxInFlight {
+                    state.inFlight += 1
+                    return true
+                }
+                state.queue.append(Waiter(input: input, continuation: continuation))
+                return false
+            }
+            if lead { continuation.resume(returning: .lead) }
+        }
+        switch ticket {
+        case .lead:
+            defer { slotFinished() }
+            return try await single(input)
+        case .done(let outcome):
+            return try outcome.get()
+        }
+    }
+
+    private func single(_ input: PurchaseInput) async throws -> InsertResult {
+        try await client.query(LedgerStore.insertPurchase(input, lockingTransaction: false)).single().insertResult()
+    }
+
+    /// A statement finished: its slot takes the next batch, or is freed when nobody waits.
+    private func slotFinished() {
+        let batch = state.withLock { state -> [Waiter] in
+            let batch = Self.takeBatch(from: &state.queue, max: configuration.maxBatch)
+            if batch.isEmpty { state.inFlight -= 1 }
+            return batch
+        }
+        guard !batch.isEmpty else { return }
+        Task { await run(batch) }
+    }
+
+    /// The first `max` waiters of distinct transactions; a second purchase of the same transaction
+    /// waits for the next batch (one statement cannot both insert and find it).
+    private static func takeBatch(from queue: inout [Waiter], max: Int) -> [Waiter] {
+        var batch: [Waiter] = []
+        var keys: Set<[String]> = []
+        var rest: [Waiter] = []
+        for waiter in queue {
+            let key = [waiter.input.store, waiter.input.environment, waiter.input.transactionId]
+            if batch.count < max, keys.insert(key).inserted {
+                batch.append(waiter)
+            } else {
+                rest.append(waiter)
+            }
+        }
+        queue = rest
+        return batch
+    }
+
+    private func run(_ batch: [Waiter]) async {
+        defer { slotFinished() }
+        if batch.count > 1,
+            let results = try? await client.query(LedgerStore.insertPurchases(batch.map(\.input))).map({
+                try $0.insertResult()
+            }),
+            results.count == batch.count
+        {
+            state.withLock { state in
+                state.statistics.batches += 1
+                state.statistics.batchedPurchases += batch.count
+                state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
+            }
+            for (waiter, result) in zip(batch, results) {
+                waiter.continuation.resume(returning: .done(.success(result)))
+            }
+            return
+        }
+        // Alone, or the batch failed: one by one, each with its own outcome.
+        if batch.count > 1 { state.withLock { $0.statistics.failedBatches += 1 } }
+        for waiter in batch {
+            let outcome: Outcome
+            do {
+                outcome = .success(try await single(waiter.input))
+            } catch {
+                outcome = .failure(error)
+            }
+            waiter.continuation.resume(returning: .done(outcome))
+        }
+    }
+}
+
+extension LedgerStore {
+    /// The statement that records several new purchases at once (group commit): the single
+    /// statement's work over `unnest`ed arrays, one result row per input in input order. Rows are
+    /// written in key order (purchases and markers by transaction, grants by user and item, one
+    /// upsert per grant), so two batches take their row locks in the same order and cannot
+    /// deadlock each other. The inputs must be distinct transactions.
+    static func insertPurchases(_ inputs: [PurchaseInput]) -> PostgresQuery {
+        func column(_ value: (PurchaseInput) -> String?) -> TextArray { TextArray(inputs.map(value)) }
+        let store = column { $0.store }
+        let environment = column { $0.environment }
+        let transactionId = column { $0.transactionId }
+        let originalTransactionId = column { $0.originalTransactionId }
+        let uid = column { $0.uid }
+        let productId = column { $0.productId }
+        let book = column { $0.book }
+        let purchasedAt = column { Self.text($0.purchaseDate) }
+        let priceMilli = column { $0.priceMilli.map(String.init) }
+        let currency = column { $0.currency }
+        let storefront = column { $0.storefront }
+        let ownership = column { $0.ownership }
+        let appAccountToken = column { $0.appAccountToken?.uuidString.lowercased() }
+        let signedAt = column { Self.text($0.signedDate) }
+        let evidence = column { $0.evidence.map { String(format: "%02x", $0) }.joined() }
+        return """
+            WITH input AS (
+                SELECT i.n, i.store, i.environment, i.transaction_id, i.original_transaction_id, i.uid, i.product_id,
+                       i.book, i.purchased_at::timestamptz AS purchased_at, i.price_milli::bigint AS price_milli,
+                       i.currency, i.storefront, i.ownership, i.app_account_token::uuid AS app_account_token,
+                       i.signed_at::timestamptz AS signed_at, decode(i.evidence_hex, 'hex') AS evidence_sha256
+                FROM unnest(\(store)::text[], \(environment)::text[], \(transactionId)::text[],
+                            \(originalTransactionId)::text[], \(uid)::text[], \(productId)::text[], \(book)::text[],
+                            \(purchasedAt)::text[], \(priceMilli)::text[], \(currency)::text[], \(storefront)::text[],
+                            \(ownership)::text[], \(appAccountToken)::text[], \(signedAt)::text[], \(evidence)::text[])
+                     WITH ORDINALITY AS i (store, environment, transaction_id, original_transaction_id, uid, product_id,
+                                           book, purchased_at, price_milli, currency, storefront, ownership,
+                                           app_account_token, signed_at, evidence_hex, n)
+            ),
+            item AS (SELECT i.n, c.kind, c.item_index FROM catalog_items c JOIN input i ON c.product_id = i.product_id),
+            account AS (SELECT i.n FROM users u JOIN input i ON u.uid = i.uid),
+            purchase AS (
+                INSERT INTO purchases (store, environment, transaction_id, original_transaction_id, uid, product_id,
+                    item_kind, item_index, book, purchased_at, price_milli, currency, storefront, ownership,
+                    app_account_token, signed_at, evidence_sha256)
+                SELECT i.store, i.environment, i.transaction_id, i.original_transaction_id, i.uid, i.product_id,
+                    item.kind, item.item_index, i.book, i.purchased_at, i.price_milli, i.currency, i.storefront,
+                    i.ownership, i.app_account_token, i.signed_at, i.evidence_sha256
+                FROM input i JOIN item USING (n) JOIN account USING (n)
+                ORDER BY i.transaction_id, i.store, i.environment
+                ON CONFLICT (store, environment, transaction_id) DO NOTHING
+                RETURNING store, environment, transaction_id, uid, item_kind, item_index, ownership, recorded_at
+            ),
+            marker AS (
+                INSERT INTO store_transactions (store, environment, transaction_id)
+                SELECT store, environment, transaction_id FROM purchase ORDER BY transaction_id, store, environment
+            ),
+            owned AS (
+                INSERT INTO grants AS g (uid, item_kind, item_index, purchased_count, shared_count)
+                SELECT uid, item_kind, item_index, count(*) FILTER (WHERE ownership = 'PURCHASED'),
+                       count(*) FILTER (WHERE ownership = 'FAMILY_SHARED')
+                FROM purchase
+                GROUP BY uid, item_kind, item_index
+                ORDER BY uid, item_kind, item_index
+                ON CONFLICT (uid, item_kind, item_index) DO UPDATE
+                SET purchased_count = g.purchased_count + EXCLUDED.purchased_count,
+                    shared_count = g.shared_count + EXCLUDED.shared_count,
+                    updated_at = now()
+            )
+            SELECT a.n IS NOT NULL AS registered, item.kind, item.item_index, p.recorded_at
+            FROM input i
+            LEFT JOIN account a USING (n)
+            LEFT JOIN item USING (n)
+            LEFT JOIN purchase p
+              ON p.transaction_id = i.transaction_id AND p.store = i.store AND p.environment = i.environment
+            ORDER BY i.n
+            """
+    }
+}
+
+extension LedgerStore {
+    /// A date as the wrapper binds it (timestamptz text).
+    fileprivate static func text(_ date: Date) -> String {
+        if case .text(let text) = date.postgresBind.value { return text }
+        return ""
+    }
+}
+
+/// A `text[]` parameter whose elements may be NULL.
+struct TextArray: PostgresEncodable {
+    let values: [String?]
+    init(_ values: [String?]) { self.values = values }
+
+    static var postgresTypeOID: UInt32 { PostgresType.textArray }
+    var postgresBind: PostgresBind {
+        PostgresBind(
+            .text("{" + values.map { $0?.postgresArrayLiteral ?? "NULL" }.joined(separator: ",") + "}"),
+            oid: PostgresType.textArray)
+    }
+}
