@@ -48,7 +48,6 @@ postgres=$( (ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -1 | xargs -I{}
         echo "Migrations 1–5 with their purchase statement against every migration with the ledger's statement;"
         echo "PostgreSQL CPU per purchase is all server processes' CPU time (from /proc) over the purchases, WAL"
         echo "per purchase from pg_current_wal_lsn(). Details in the LedgerBench section."
-        sed -n '/^## The lean write path/,/^$/{/^## The lean write path/d;p}' "$out/LedgerBench.txt"
         sed -n '/^| clients | schema/,/^$/p' "$out/LedgerBench.txt"
         echo
     fi
