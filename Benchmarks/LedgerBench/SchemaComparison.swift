@@ -143,14 +143,68 @@ enum SchemaComparison {
                 }
             }
         }
+        // Group commit, through the ledger itself (pgbench cannot build the batch's arrays): the
+        // lean schema's recordPurchase alone per purchase and with group commit, same clients.
+        let ledgerClient = PostgresClient(
+            configuration: .init(
+                connection: .init(url: running.url(database: "after_lean"), preparedStatementCacheSize: 128),
+                minimumConnections: 16, maximumConnections: 16), logger: logger)
+        let counter = Counter()
+        let ledgerCases: [(String, GroupCommit)] = [
+            ("ledger, lean, each purchase alone", .off), ("ledger, lean, group commit (≤32)", GroupCommit()),
+        ]
+        var ledgerResults: [String: [Int: Result]] = [:]
+        for round in 1...rounds {
+            for clients in clients.map({ $0 * 2 }) {
+                for (label, groupCommit) in ledgerCases {
+                    let ledger = LedgerStore(client: ledgerClient, logger: logger, groupCommit: groupCommit)
+                    if round == 1 {
+                        _ = try await Measurement.drive("warm-up", clients: clients, seconds: 2) { _, _ in
+                            _ = try await ledger.recordPurchase(
+                                benchTransaction("gw\(counter.next())", product: products.randomElement()!),
+                                for: String(Int.random(in: uids)))
+                        }
+                    }
+                    let start = try await load.sample()
+                    let wal = try await walPosition()
+                    let measurement = try await Measurement.drive(label, clients: clients, seconds: seconds) { _, _ in
+                        let outcome = try await ledger.recordPurchase(
+                            benchTransaction("g\(counter.next())", product: products.randomElement()!),
+                            for: String(Int.random(in: uids)))
+                        guard case .recorded = outcome else { throw BenchError("unexpected \(outcome)") }
+                    }
+                    let usage = ServerLoad.usage(from: start, to: try await load.sample())
+                    let walBytes = try await walPosition() - wal
+                    var sum = ledgerResults[label, default: [:]][clients, default: Result()]
+                    sum.purchases += measurement.calls
+                    sum.seconds += Double(measurement.calls) / max(measurement.perSecond, 1)
+                    sum.serverCPU += usage.server
+                    sum.walBytes += walBytes
+                    ledgerResults[label, default: [:]][clients] = sum
+                    print(
+                        String(
+                            format:
+                                "  round %d, %d clients, %@: %d purchases, %.0f/s, p50 %.2f ms, p99 %.2f ms, CPU %.0f µs/purchase, WAL %.0f B/purchase",
+                            round, clients, label, measurement.calls, measurement.perSecond,
+                            measurement.percentile(0.5), measurement.percentile(0.99),
+                            usage.server * 1e6 / Double(max(measurement.calls, 1)),
+                            walBytes / Double(max(measurement.calls, 1))))
+                }
+            }
+        }
+        await ledgerClient.shutdown()
         await sampler.shutdown()
+        for (label, byClients) in ledgerResults {
+            for (clients, result) in byClients { results[label, default: [:]][clients] = result }
+        }
+        cases += ledgerCases.map { ($0.0, "after_lean", cases[1].statement) }
 
         print("\n## The lean write path: new priced purchases, before and after (sums over \(rounds) rounds)\n")
         print(
             "| clients | schema | purchases/s (pgbench) | PostgreSQL CPU µs per purchase | WAL bytes per purchase | ceiling on 2 cores, CPU only |"
         )
         print("|---|---|---|---|---|---|")
-        for clients in clients {
+        for clients in clients + clients.map({ $0 * 2 }) {
             for (label, _, _) in cases {
                 guard let r = results[label]?[clients] else { continue }
                 print(
