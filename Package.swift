@@ -36,12 +36,16 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // Civil dates (the proleptic Gregorian calendar, no time zone): the one days-from-civil
+        // algorithm the database layer, the receipts and the reports share.
+        .target(name: "CivilDates", swiftSettings: strict),
         // Our libpq wrapper: connections, pool, bindings, rows, errors, transactions, COPY,
         // migrations runner and a private local cluster. Knows nothing of the shop.
         .target(
             name: "Postgres",
             dependencies: [
                 "CLibPQ",
+                "CivilDates",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -55,11 +59,12 @@ let package = Package(
         .target(
             name: "Receipts",
             dependencies: [
+                "CivilDates",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
-            exclude: ["STUB-RECEIPTS.md", "Resources"],
+            exclude: ["STUB-RECEIPTS.md"],
             swiftSettings: strict
         ),
         // The shop's domain and its store: catalog, users, purchases, journal, grants, refunds.
@@ -95,10 +100,24 @@ let package = Package(
             plugins: ["EmbedOpenAPI"]
         ),
         // Revenue reports from the ledger: figures per day, item and currency, as CSV and Markdown;
-        // the "report totals equal ledger totals" check; synthetic data for benchmarks and demos.
+        // the "report totals equal ledger totals" check.
         .target(
             name: "Reports",
             dependencies: [
+                "CivilDates",
+                "Ledger",
+                "Postgres",
+                "Receipts",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // Synthetic purchases written through COPY as the ledger itself writes them, for benchmarks
+        // and demos (`shopledger seed`).
+        .target(
+            name: "Seeding",
+            dependencies: [
+                "CivilDates",
                 "Ledger",
                 "Postgres",
                 .product(name: "Logging", package: "swift-log"),
@@ -111,6 +130,8 @@ let package = Package(
                 "ShopServer",
                 "Ledger",
                 "Reports",
+                "Seeding",
+                "CivilDates",
                 "Postgres",
                 "Receipts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -148,7 +169,7 @@ let package = Package(
             path: "Benchmarks/ReceiptsBench", swiftSettings: strict),
         .executableTarget(
             name: "ReportsBench",
-            dependencies: ["Reports", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Reports", "Seeding", "CivilDates", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/ReportsBench", swiftSettings: strict),
 
         .executableTarget(
@@ -180,7 +201,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ReportsTests", dependencies: [
-            "Reports", "Ledger", "Postgres", "Receipts", "TestSupport",
+            "Reports", "Seeding", "CivilDates", "Ledger", "Postgres", "Receipts", "TestSupport",
             .product(name: "CSV", package: "CSV.swift"),
         ], swiftSettings: strict),
         .testTarget(name: "ShopServerTests", dependencies: [

@@ -1,8 +1,10 @@
+import CivilDates
 import Foundation
 import Ledger
 import Logging
 import Postgres
 import Reports
+import Seeding
 
 /// Seeds N purchases (through COPY) into a durable private cluster (fsync on) and times the daily
 /// report over them: seeding, VACUUM ANALYZE, then the report for the last seeded day (cold, then

@@ -11,8 +11,6 @@ public struct ReportError: Error, Sendable, CustomStringConvertible {
         public static let unknownTimeZone = Code("unknown_time_zone")
         /// The report could not be written to disk.
         public static let writeFailed = Code("write_failed")
-        /// The seed cannot run against this database as asked.
-        public static let seedRefused = Code("seed_refused")
     }
 
     public let code: Code

@@ -1,3 +1,4 @@
+import CivilDates
 import Foundation
 
 /// A span of whole days in the report's time zone, and the instants that bound it: from the first

@@ -1,6 +1,6 @@
+import CivilDates
 import Foundation
 import Testing
-
 @testable import Reports
 
 @Suite("Dates, rates and amounts")

@@ -2,6 +2,7 @@ import Foundation
 import Ledger
 import Postgres
 import Reports
+import Seeding
 import TestSupport
 import Testing
 
@@ -42,7 +43,7 @@ struct SeedTests {
                 for: "after-seed")
             guard case .recorded = outcome else { Issue.record("\(outcome)"); return }
             // Seeding again with the same seed is refused before anything is written.
-            await #expect(throws: ReportError.self) {
+            await #expect(throws: SeedError.self) {
                 _ = try await LedgerSeeder(client: db.client).seed(configuration)
             }
             #expect(try await count("SELECT count(*) FROM purchases") == 6_001)
@@ -104,12 +105,12 @@ struct SeedTests {
     @Test("bad seed settings are refused with a clear message")
     func badSettings() throws {
         let last = day("2025-01-01")
-        #expect(throws: ReportError.self) { try SeedConfiguration(purchases: 0, days: 10, lastDay: last).validate() }
-        #expect(throws: ReportError.self) { try SeedConfiguration(purchases: 100, days: 0, lastDay: last).validate() }
+        #expect(throws: SeedError.self) { try SeedConfiguration(purchases: 0, days: 10, lastDay: last).validate() }
+        #expect(throws: SeedError.self) { try SeedConfiguration(purchases: 100, days: 0, lastDay: last).validate() }
         do {
             try SeedConfiguration(purchases: 100, days: 10, users: 5, lastDay: last).validate()
             Issue.record("5 users for 100 purchases was accepted")
-        } catch let error as ReportError {
+        } catch let error as SeedError {
             #expect(error.message.contains("--users must be between 10"))
         }
     }

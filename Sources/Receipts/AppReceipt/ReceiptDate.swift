@@ -1,3 +1,4 @@
+import CivilDates
 import Foundation
 
 /// The RFC 3339 timestamps of classic receipts (`2013-08-01T07:00:00Z`, also with fractional seconds or a
@@ -28,7 +29,7 @@ enum ReceiptDate {
             expect("Tt "), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
             let second = number(2)
         else { return nil }
-        guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day), hour < 24,
+        guard (1...12).contains(month), (1...Int(CivilCalendar.daysIn(month: Int64(month), year: Int64(year)))).contains(day), hour < 24,
             minute < 60, second < 61
         else { return nil }
         var fraction = 0.0
@@ -60,26 +61,8 @@ enum ReceiptDate {
             return nil
         }
         guard index == bytes.count else { return nil }
-        let days = daysSinceEpoch(year: year, month: month, day: day)
+        let days = Int(CivilCalendar.daysFromCivil(year: Int64(year), month: Int64(month), day: Int64(day)))
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offset
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
-    }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days from 1970-01-01 to the given civil date (Howard Hinnant's `days_from_civil`).
-    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

@@ -1,0 +1,304 @@
+import Crypto
+import Foundation
+import Postgres
+import Receipts
+
+extension LedgerStore {
+    /// Records a verified store transaction for a user: the purchase, its journal entry (with
+    /// postings unless family-shared or unpriced), the grant and its history, in one statement.
+    ///
+    /// Idempotent: the same transaction posted again by the same user with the same evidence is a
+    /// `duplicate` (the stored purchase); posted by another user, or with other evidence, it is a
+    /// `conflict` and nothing is written. Refund events that arrived before the purchase are applied
+    /// in the same transaction.
+    ///
+    /// Round trips: one for a new purchase (a single auto-committed statement), two for a duplicate
+    /// or conflict (the statement, then a read of the stored row). Only when a refund event for the
+    /// transaction was recorded first does it take the slower path (the statement is refused by the
+    /// `store_transactions` key, then BEGIN, the statement taking that row's lock, the refund
+    /// application, COMMIT).
+    ///
+    /// A transaction the store already reports as refunded or revoked (`revocationDate`: a classic
+    /// receipt's cancellation date, a signed transaction's revocation) is recorded together with that
+    /// refund, in one database transaction, so its item is never owned; see
+    /// `recordRevokedPurchase(_:)`.
+    ///
+    /// - Throws: `LedgerError` (`.userNotRegistered`, `.unknownProduct`, `.invalidInput`) with
+    ///   nothing written, or `PostgresError`.
+    public func recordPurchase(_ transaction: VerifiedTransaction, for uid: String) async throws -> PurchaseOutcome {
+        try Validation.uid(uid)
+        try Validation.transaction(transaction)
+        let input = PurchaseInput(transaction: transaction, uid: uid)
+        if let event = input.revocationEvent { return try await recordRevokedPurchase(input, event: event) }
+
+        let inserted: InsertResult
+        do {
+            inserted = try await client.query(Self.insertPurchase(input, lockingTransaction: false)).single()
+                .insertResult()
+        } catch let error as PostgresError
+            where error.sqlState == .uniqueViolation && error.constraint == "store_transactions_pkey"
+        {
+            // A refund event for this transaction came first: record under its lock and apply it.
+            return try await recordPurchaseAfterRefundEvents(input)
+        }
+        try inserted.refuseUnknown(input)
+        if let recordedAt = inserted.recordedAt {
+            return .recorded(input.purchase(item: inserted.item!, recordedAt: recordedAt, state: .live))
+        }
+        return try await classifyExisting(input)
+    }
+
+    /// The slow path: a refund event for the transaction exists, so take the transaction's lock,
+    /// insert, and apply the events with a snapshot taken after the lock.
+    private func recordPurchaseAfterRefundEvents(_ input: PurchaseInput) async throws -> PurchaseOutcome {
+        let recorded: Purchase? = try await client.withTransaction(.retrying(3)) { connection in
+            let inserted = try await connection.query(Self.insertPurchase(input, lockingTransaction: true)).single()
+                .insertResult()
+            try inserted.refuseUnknown(input)
+            guard let recordedAt = inserted.recordedAt else { return nil }
+            try await betweenStatements?("purchase-before-refund-application", connection)
+            let state = try await applyRefundEvents(
+                store: input.store, environment: input.environment, transactionId: input.transactionId, on: connection)
+            return input.purchase(item: inserted.item!, recordedAt: recordedAt, state: state ?? .live)
+        }
+        if let recorded { return .recorded(recorded) }
+        return try await classifyExisting(input)
+    }
+
+    /// A purchase its store already revoked: the purchase, its revocation as a refund event and the
+    /// event's application (journal entry, grant back to zero) in one database transaction, under the
+    /// transaction's `store_transactions` lock. When the purchase was recorded before for the same user
+    /// (live, from an older receipt), the revocation is news and is recorded as a refund event would
+    /// be; for another user, or other evidence, nothing is written.
+    private func recordRevokedPurchase(_ input: PurchaseInput, event: RefundEvent) async throws -> PurchaseOutcome {
+        try Validation.refundEvent(event)
+        let recorded: Purchase? = try await client.withTransaction(.retrying(3)) { connection in
+            let inserted = try await connection.query(Self.insertPurchase(input, lockingTransaction: true)).single()
+                .insertResult()
+            try inserted.refuseUnknown(input)
+            guard let recordedAt = inserted.recordedAt else { return nil }
+            try await connection.query(Self.insertRefundEvent(event))
+            let state = try await applyRefundEvents(
+                store: input.store, environment: input.environment, transactionId: input.transactionId, on: connection)
+            return input.purchase(item: inserted.item!, recordedAt: recordedAt, state: state ?? .live)
+        }
+        if let recorded { return .recorded(recorded) }
+        let existing = try await classifyExisting(input)
+        guard case .duplicate(var purchase) = existing else { return existing }
+        switch try await recordRefundEvent(event) {
+        case .applied(let state), .duplicate(let state?): purchase.state = state
+        case .duplicate(nil), .parked, .conflict: break
+        }
+        return .duplicate(purchase)
+    }
+
+    /// Inserts a refund event whose transaction's `store_transactions` row exists; nothing when the
+    /// event id is recorded already.
+    static func insertRefundEvent(_ event: RefundEvent) -> PostgresQuery {
+        """
+        INSERT INTO refund_events (source_event_id, kind, store, environment, transaction_id, signed_at,
+            revocation_reason, evidence_sha256)
+        VALUES (\(event.sourceEventId)::text, \(event.kind.rawValue)::text, \(event.store.rawValue)::text,
+            \(event.environment.rawValue)::text, \(event.transactionId)::text, \(event.signedDate)::timestamptz,
+            \(event.revocationReason)::integer, \(Data(event.evidenceSHA256))::bytea)
+        ON CONFLICT (source_event_id) DO NOTHING
+        """
+    }
+
+    /// The transaction is already recorded: the same user with the same evidence, or with evidence
+    /// that says the same about the purchase, makes a duplicate; anything else a conflict.
+    ///
+    /// "Says the same": the store re-signs a transaction whenever it is fetched again (a new
+    /// `signedDate`, so other evidence bytes), and a client re-posting it honestly must get its
+    /// purchase back. Every recorded field but the signing time must then match.
+    private func classifyExisting(_ input: PurchaseInput) async throws -> PurchaseOutcome {
+        let rows = try await client.query(
+            """
+            SELECT p.evidence_sha256 = \(input.evidence)
+                   OR (p.original_transaction_id = \(input.originalTransactionId)::text
+                       AND p.product_id = \(input.productId)::text
+                       AND p.purchased_at = \(input.purchaseDate)::timestamptz
+                       AND p.price_milli IS NOT DISTINCT FROM \(input.priceMilli)::bigint
+                       AND p.currency IS NOT DISTINCT FROM \(input.currency)::text
+                       AND p.storefront IS NOT DISTINCT FROM \(input.storefront)::text
+                       AND p.ownership = \(input.ownership)::text
+                       AND p.app_account_token IS NOT DISTINCT FROM \(input.appAccountToken)::uuid) AS same_evidence,
+                   \(unsafeSQL: Purchase.selectColumns)
+            FROM purchases p
+            WHERE p.store = \(input.store)::text AND p.environment = \(input.environment)::text
+              AND p.transaction_id = \(input.transactionId)::text
+            """)
+        guard let row = rows.first else {
+            // Rows are never deleted, so ON CONFLICT DO NOTHING always leaves one to find.
+            throw PostgresError(
+                code: .unexpectedResponse, message: "purchase \(input.transactionId) was neither inserted nor found")
+        }
+        let existing = try Purchase(row: row)
+        if existing.uid != input.uid { return .conflict(.ownedByAnotherUser) }
+        guard try row.decode(Bool.self, column: "same_evidence") else { return .conflict(.differentEvidence) }
+        return .duplicate(existing)
+    }
+
+    /// The one statement that records a purchase. With `lockingTransaction` false a prior
+    /// `store_transactions` row (a refund event came first) fails it with a unique violation; with
+    /// true it locks that row instead (the slow path, inside a transaction).
+    static func insertPurchase(_ input: PurchaseInput, lockingTransaction: Bool) -> PostgresQuery {
+        let onMarkerConflict =
+            lockingTransaction
+            ? "ON CONFLICT (store, environment, transaction_id) DO UPDATE SET store = EXCLUDED.store WHERE false" : ""
+        return """
+            WITH input AS (
+                SELECT \(input.store)::text AS store, \(input.environment)::text AS environment,
+                       \(input.transactionId)::text AS transaction_id,
+                       \(input.originalTransactionId)::text AS original_transaction_id,
+                       \(input.uid)::text AS uid, \(input.productId)::text AS product_id, \(input.book)::text AS book,
+                       \(input.purchaseDate)::timestamptz AS purchased_at, \(input.priceMilli)::bigint AS price_milli,
+                       \(input.currency)::text AS currency, \(input.storefront)::text AS storefront,
+                       \(input.ownership)::text AS ownership, \(input.appAccountToken)::uuid AS app_account_token,
+                       \(input.signedDate)::timestamptz AS signed_at, \(input.evidence)::bytea AS evidence_sha256
+            ),
+            item AS (SELECT c.kind, c.item_index FROM catalog_items c JOIN input i ON c.product_id = i.product_id),
+            account AS (SELECT u.uid FROM users u JOIN input i ON u.uid = i.uid),
+            purchase AS (
+                INSERT INTO purchases (store, environment, transaction_id, original_transaction_id, uid, product_id,
+                    item_kind, item_index, book, purchased_at, price_milli, currency, storefront, ownership,
+                    app_account_token, signed_at, evidence_sha256)
+                SELECT i.store, i.environment, i.transaction_id, i.original_transaction_id, i.uid, i.product_id,
+                    item.kind, item.item_index, i.book, i.purchased_at, i.price_milli, i.currency, i.storefront,
+                    i.ownership, i.app_account_token, i.signed_at, i.evidence_sha256
+                FROM input i, item, account
+                ON CONFLICT (store, environment, transaction_id) DO NOTHING
+                RETURNING store, environment, transaction_id, uid, item_kind, item_index, book, purchased_at,
+                    price_milli, currency, ownership, recorded_at
+            ),
+            marker AS (
+                INSERT INTO store_transactions (store, environment, transaction_id)
+                SELECT store, environment, transaction_id FROM purchase
+                \(unsafeSQL: onMarkerConflict)
+            ),
+            entry AS (
+                INSERT INTO journal_entries (store, environment, transaction_id, seq, kind, uid, book, effective_at)
+                SELECT store, environment, transaction_id, 0, 'purchase', uid, book, purchased_at FROM purchase
+                RETURNING transaction_id, entry_id
+            ),
+            legs AS (
+                INSERT INTO postings (transaction_id, entry_id, leg, account, currency, amount_milli)
+                SELECT e.transaction_id, e.entry_id, v.leg, v.account, p.currency, v.amount
+                FROM entry e JOIN purchase p USING (transaction_id)
+                CROSS JOIN LATERAL (VALUES
+                    (1, ledger_account(p.book, 'receivable:' || p.store), p.price_milli),
+                    (2, ledger_account(p.book, 'revenue:' || p.item_kind), -p.price_milli)
+                ) AS v (leg, account, amount)
+                WHERE p.ownership = 'PURCHASED' AND p.price_milli > 0
+            ),
+            owned AS (
+                INSERT INTO grants AS g (uid, item_kind, item_index, purchased_count, shared_count)
+                SELECT uid, item_kind, item_index, (ownership = 'PURCHASED')::int, (ownership = 'FAMILY_SHARED')::int
+                FROM purchase
+                ON CONFLICT (uid, item_kind, item_index) DO UPDATE
+                SET purchased_count = g.purchased_count + EXCLUDED.purchased_count,
+                    shared_count = g.shared_count + EXCLUDED.shared_count,
+                    updated_at = now()
+            ),
+            history AS (
+                INSERT INTO grant_events (uid, item_kind, item_index, source, delta, cause, store, environment,
+                    transaction_id, entry_id)
+                SELECT p.uid, p.item_kind, p.item_index,
+                    CASE p.ownership WHEN 'PURCHASED' THEN 'purchased' ELSE 'family_shared' END, 1, 'purchase',
+                    p.store, p.environment, p.transaction_id, e.entry_id
+                FROM purchase p JOIN entry e USING (transaction_id)
+            )
+            SELECT EXISTS (SELECT 1 FROM account) AS registered, item.kind, item.item_index,
+                   (SELECT recorded_at FROM purchase) AS recorded_at
+            FROM (SELECT 1) AS one LEFT JOIN item ON true
+            """
+    }
+}
+
+/// A transaction's values as the statements bind them.
+struct PurchaseInput: Sendable {
+    let transaction: VerifiedTransaction
+    let uid: String
+    let book: String
+
+    init(transaction: VerifiedTransaction, uid: String) {
+        self.transaction = transaction
+        self.uid = uid
+        self.book = LedgerBook.name(store: transaction.store, environment: transaction.environment)
+    }
+
+    var store: String { transaction.store.rawValue }
+    var environment: String { transaction.environment.rawValue }
+    var transactionId: String { transaction.transactionId }
+    var originalTransactionId: String { transaction.originalTransactionId }
+    var productId: String { transaction.productId }
+    var purchaseDate: Date { transaction.purchaseDate }
+    var priceMilli: Int64? { transaction.priceMilli }
+    var currency: String? { transaction.currency }
+    var storefront: String? { transaction.storefront }
+    var ownership: String { transaction.ownershipType.rawValue }
+    var appAccountToken: UUID? { transaction.appAccountToken }
+    var signedDate: Date { transaction.signedDate }
+    var evidence: Data { Data(transaction.evidenceSHA256) }
+
+    /// The refund event a revoked transaction carries: a refund (a family revoke for a family-shared
+    /// purchase Apple says was revoked), dated by the revocation, identified by the transaction and
+    /// that date so the same revocation seen in several receipts is one event.
+    var revocationEvent: RefundEvent? {
+        guard let revocationDate = transaction.revocationDate else { return nil }
+        let kind: RefundEvent.Kind =
+            transaction.ownershipType == .familyShared && transaction.revocationType == "FAMILY_REVOKE"
+            ? .familyRevoke : .refund
+        let identity = "\(store)\u{0}\(environment)\u{0}\(transactionId)\u{0}\(revocationDate.timeIntervalSince1970)"
+        return RefundEvent(
+            sourceEventId: "revocation:"
+                + SHA256.hash(data: Array(identity.utf8)).map { String(format: "%02x", $0) }.joined(),
+            kind: kind,
+            store: transaction.store, environment: transaction.environment, transactionId: transactionId,
+            signedDate: revocationDate, revocationReason: transaction.revocationReason,
+            evidenceSHA256: transaction.evidenceSHA256)
+    }
+
+    func purchase(item: ItemID, recordedAt: Date, state: PurchaseState) -> Purchase {
+        Purchase(
+            uid: uid, store: transaction.store, environment: transaction.environment, transactionId: transactionId,
+            originalTransactionId: originalTransactionId, productId: productId, item: item, book: book,
+            purchaseDate: purchaseDate,
+            price: priceMilli.flatMap { amount in currency.map { Money(amountMilli: amount, currency: $0) } },
+            storefront: storefront, ownershipType: transaction.ownershipType, appAccountToken: appAccountToken,
+            signedDate: signedDate, evidenceSHA256Hex: transaction.evidenceSHA256Hex, recordedAt: recordedAt,
+            state: state)
+    }
+}
+
+/// What the purchase statement reports.
+struct InsertResult {
+    let registered: Bool
+    let item: ItemID?
+    /// Set when this statement inserted the purchase.
+    let recordedAt: Date?
+
+    func refuseUnknown(_ input: PurchaseInput) throws {
+        guard registered else { throw LedgerError.userNotRegistered(input.uid) }
+        guard item != nil else {
+            throw LedgerError(.unknownProduct, "product \(input.productId) is not in the catalog")
+        }
+    }
+}
+
+extension PostgresRow {
+    fileprivate func insertResult() throws -> InsertResult {
+        let (registered, kind, index, recordedAt) = try decode((Bool, String?, Int?, Date?).self)
+        let item = kind.flatMap(ItemKind.init(rawValue:)).flatMap { kind in index.map { ItemID(kind: kind, index: $0) }
+        }
+        return InsertResult(registered: registered, item: item, recordedAt: recordedAt)
+    }
+}
+
+extension LedgerStore {
+    /// The statement `recordPurchase` sends for a new purchase of `transaction` by `uid`, so the
+    /// benchmarks drive exactly what the server sends (text and bindings) outside of it.
+    package static func newPurchaseStatement(_ transaction: VerifiedTransaction, for uid: String) -> PostgresQuery {
+        insertPurchase(PurchaseInput(transaction: transaction, uid: uid), lockingTransaction: false)
+    }
+}

@@ -1,0 +1,447 @@
+import CLibPQ
+import Foundation
+import Synchronization
+
+/// One libpq connection (`PGconn *`): blocking calls only, made from the client's thread pool.
+///
+/// `@unchecked Sendable` is safe because the pool leases a connection to exactly one task at a
+/// time and every libpq call on `handle` is made sequentially from thread-pool jobs that task
+/// awaits (libpq allows one thread at a time per `PGconn`). The only state touched concurrently is
+/// `cancelState`, behind a `Mutex`, and the `PGcancel` object, which libpq documents as safe to use
+/// from another thread. Plain state such as the prepared-statement cache (`statements`) is covered
+/// by the same one-job-at-a-time invariant.
+final class PGConnection: @unchecked Sendable {
+    enum TransactionStatus { case idle, active, inTransaction, inError, unknown }
+
+    /// Internal (not private) for the extensions in this module that make libpq calls.
+    let handle: OpaquePointer
+    private let cancelHandle: OpaquePointer?
+    let id: Int
+    let openedAt: ContinuousClock.Instant
+    /// Set when an operation failed in a way that leaves the connection unusable.
+    private(set) var isBroken = false
+    private var isClosed = false
+    /// Statements this session has prepared; see `PGConnection+PreparedStatements.swift`.
+    var statements: PreparedStatementCache
+
+    private struct CancelState {
+        var operation: UInt64?
+        var running = false
+        var cancelRequested = false
+    }
+    private let cancelState = Mutex(CancelState())
+    /// True once `cancelHandle` is freed; held while a cancel request is being sent so that
+    /// `close()` cannot free the handle under it.
+    private let cancelHandleFreed = Mutex(false)
+
+    private init(handle: OpaquePointer, id: Int, statementCacheCapacity: Int) {
+        self.handle = handle
+        self.statements = PreparedStatementCache(capacity: statementCacheCapacity)
+        self.cancelHandle = PQgetCancel(handle)
+        // Server notices (e.g. "… does not exist, skipping") would go to stderr by default.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        self.id = id
+        self.openedAt = .now
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Opens a connection; blocks for as long as libpq's connect does.
+    static func connect(_ configuration: ConnectionConfiguration, id: Int) throws(PostgresError) -> PGConnection {
+        let parameters = try connectParameters(configuration)
+        let keywords = parameters.map { strdup($0.0) }
+        let values = parameters.map { strdup($0.1) }
+        defer {
+            keywords.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        let keywordPointers = keywords.map { UnsafePointer($0) } + [nil]
+        let valuePointers = values.map { UnsafePointer($0) } + [nil]
+        guard let raw = PQconnectdbParams(keywordPointers, valuePointers, 0) else {
+            throw PostgresError(code: .connectionFailed, message: "libpq could not allocate a connection")
+        }
+        guard PQstatus(raw) == CONNECTION_OK else {
+            let message = errorMessage(raw)
+            PQfinish(raw)  // always, even for a failed connect
+            throw PostgresError(code: .connectionFailed, message: message)
+        }
+        return PGConnection(handle: raw, id: id, statementCacheCapacity: configuration.preparedStatementCacheSize)
+    }
+
+    /// The URL or conninfo parsed by libpq itself, with the session pins added; a user's own
+    /// `options` (e.g. `-c search_path=…`) are kept and ours appended.
+    private static func connectParameters(_ configuration: ConnectionConfiguration) throws(PostgresError) -> [(String, String)] {
+        var parameters: [(String, String)] = []
+        if !configuration.url.isEmpty {
+            var errorMessage: UnsafeMutablePointer<CChar>?
+            guard let parsed = PQconninfoParse(configuration.url, &errorMessage) else {
+                let message = errorMessage.map { String(cString: $0).trimmingTrailingNewlines() } ?? "out of memory"
+                if let errorMessage { PQfreemem(errorMessage) }
+                throw PostgresError(code: .connectionFailed, message: "invalid database URL \(configuration.redacted): \(message)")
+            }
+            defer { PQconninfoFree(parsed) }
+            var option = parsed
+            while let keyword = option.pointee.keyword {
+                if let value = option.pointee.val { parameters.append((String(cString: keyword), String(cString: value))) }
+                option += 1
+            }
+        }
+        for (keyword, value) in configuration.sessionParameters {
+            if keyword == "options", let index = parameters.firstIndex(where: { $0.0 == "options" }) {
+                parameters[index].1 += " " + value
+            } else if let index = parameters.firstIndex(where: { $0.0 == keyword }) {
+                if keyword != "application_name" && keyword != "connect_timeout" { parameters[index].1 = value }
+            } else {
+                parameters.append((keyword, value))
+            }
+        }
+        return parameters
+    }
+
+    /// Closes the connection; safe to call twice.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        cancelHandleFreed.withLock { freed in
+            if let cancelHandle, !freed { PQfreeCancel(cancelHandle) }
+            freed = true
+        }
+        PQfinish(handle)
+    }
+
+    var transactionStatus: TransactionStatus {
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_IDLE: .idle
+        case PQTRANS_ACTIVE: .active
+        case PQTRANS_INTRANS: .inTransaction
+        case PQTRANS_INERROR: .inError
+        default: .unknown
+        }
+    }
+
+    /// Without blocking, tells whether the connection still looks usable. An idle connection has
+    /// nothing to read; if its socket is readable, the server spoke or hung up while it sat in the
+    /// pool (a shutdown sends "terminating connection due to administrator command", then closes),
+    /// so it is not trusted: libpq would only notice on the next query, failing it.
+    func isAlive() -> Bool {
+        guard !isBroken, !isClosed, PQstatus(handle) == CONNECTION_OK else { return false }
+        let socket = PQsocket(handle)
+        guard socket >= 0, clibpq_socket_readable(socket) == 0 else { return false }
+        return true
+    }
+
+    // MARK: Cancellation
+
+    /// Registers `operation` as the next one on this connection, before it is scheduled.
+    func prepare(operation: UInt64) {
+        cancelState.withLock { $0 = CancelState(operation: operation) }
+    }
+
+    /// Called from a task-cancellation handler (any thread). Returns true when a running query
+    /// needs a cancel request sent to the server.
+    func requestCancel(operation: UInt64) -> Bool {
+        cancelState.withLock { state in
+            guard state.operation == operation else { return false }
+            state.cancelRequested = true
+            return state.running
+        }
+    }
+
+    /// Sends a cancel request to the server (blocking; opens a short connection of its own).
+    func sendCancel() {
+        cancelHandleFreed.withLock { freed in
+            guard let cancelHandle, !freed else { return }
+            var buffer = [CChar](repeating: 0, count: 256)
+            _ = PQcancel(cancelHandle, &buffer, Int32(buffer.count))
+        }
+    }
+
+    private func begin(operation: UInt64) throws(PostgresError) {
+        let cancelled = cancelState.withLock { state -> Bool in
+            if state.operation == operation && state.cancelRequested { return true }
+            state.operation = operation
+            state.running = true
+            return false
+        }
+        if cancelled { throw PostgresError(code: .queryCancelled, message: "cancelled before it was sent") }
+    }
+
+    /// Throws `.queryCancelled` when the awaiting task asked to cancel while an earlier step of this
+    /// operation ran (a cancel request reaching an idle server is dropped, so a later step must
+    /// not go ahead as if nothing happened).
+    func throwIfCancelRequested(query: String) throws(PostgresError) {
+        if cancelState.withLock({ $0.cancelRequested }) {
+            throw PostgresError(code: .queryCancelled, message: "cancelled", query: query)
+        }
+    }
+
+    private func end() {
+        cancelState.withLock { $0 = CancelState() }
+    }
+
+    // MARK: Queries
+
+    /// Rolls back a transaction left open (a body threw, or a cancel interrupted it); a failure
+    /// leaves the connection marked broken so the pool discards it.
+    func rollbackIfInTransaction() {
+        guard !isBroken, !isClosed, transactionStatus != .idle else { return }
+        do {
+            _ = try execute("ROLLBACK", operation: 0)
+        } catch {
+            isBroken = true
+        }
+    }
+
+    /// Runs one statement and copies the whole result into Swift memory. Statements with
+    /// parameters go through the connection's prepared-statement cache (`run`).
+    func execute(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) -> PostgresRows {
+        try begin(operation: operation)
+        defer { end() }
+        let result = try run(query)
+        defer { PQclear(result) }
+        return try rows(from: result, query: query)
+    }
+
+    /// Runs a script of several statements with the simple protocol (`PQexec`); no parameters.
+    /// Stops at the first error.
+    func executeScript(_ sql: String, operation: UInt64) throws(PostgresError) {
+        try begin(operation: operation)
+        defer { end() }
+        // Whatever the outcome, a script that may have dropped our prepared statements empties the
+        // cache; if it did not, they are deallocated and prepared again when next used.
+        if Self.mayDiscardPreparedStatements(sql) { statements.retireAll() }
+        guard let result = PQexec(handle, sql) else { throw connectionFailure(query: sql) }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY else {
+            if status == PGRES_COPY_IN || status == PGRES_COPY_OUT { abortCopy(status: status) }
+            throw error(from: result, query: String(sql.prefix(2000)))
+        }
+    }
+
+    /// Sends one statement unnamed (parsed and planned for this call only) and returns its result.
+    /// COPY statements and statements without parameters go this way.
+    func sendUnnamed(_ query: PostgresQuery, _ parameters: BoundParameters) throws(PostgresError) -> OpaquePointer {
+        let result = parameters.withValues { values in
+            PQexecParams(handle, query.sql, parameters.count, parameters.types, values, parameters.lengths, parameters.formats, 0)
+        }
+        guard let result else { throw connectionFailure(query: query.sql) }
+        return result
+    }
+
+    private func send(_ query: PostgresQuery) throws(PostgresError) -> OpaquePointer {
+        try checkUsable(query: query.sql)
+        return try sendUnnamed(query, BoundParameters(query))
+    }
+
+    func checkUsable(query: String) throws(PostgresError) {
+        guard !isBroken, !isClosed else {
+            throw PostgresError(code: .connectionClosed, message: "the connection is closed", query: query)
+        }
+    }
+
+    private func rows(from result: OpaquePointer, query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+        let status = PQresultStatus(result)
+        switch status {
+        case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            return .empty(commandTag: String(cString: PQcmdStatus(result)))
+        case PGRES_TUPLES_OK, PGRES_SINGLE_TUPLE:
+            return Self.copyRows(result)
+        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+            // Leave the protocol state sane, then refuse: COPY has its own API.
+            abortCopy(status: status)
+            throw PostgresError(code: .invalidUsage, message: "COPY needs copyFrom/copyTo, not query", query: query.sql)
+        default:
+            throw error(from: result, query: query.sql)
+        }
+    }
+
+    private static func copyRows(_ result: OpaquePointer) -> PostgresRows {
+        let rowCount = Int(PQntuples(result))
+        let columnCount = Int(PQnfields(result))
+        var columns: [PostgresRows.Column] = []
+        columns.reserveCapacity(columnCount)
+        for column in 0..<columnCount {
+            columns.append(.init(name: String(cString: PQfname(result, Int32(column))), typeOID: PQftype(result, Int32(column))))
+        }
+        var storage: [UInt8] = []
+        var cells: [(start: Int, length: Int)] = []
+        cells.reserveCapacity(rowCount * columnCount)
+        for row in 0..<Int32(rowCount) {
+            for column in 0..<Int32(columnCount) {
+                if PQgetisnull(result, row, column) != 0 {
+                    cells.append((storage.count, -1))
+                    continue
+                }
+                let length = Int(PQgetlength(result, row, column))
+                let start = storage.count
+                if length > 0, let value = PQgetvalue(result, row, column) {
+                    value.withMemoryRebound(to: UInt8.self, capacity: length) {
+                        storage.append(contentsOf: UnsafeBufferPointer(start: $0, count: length))
+                    }
+                }
+                cells.append((start, length))
+            }
+        }
+        return PostgresRows(
+            columns: columns, storage: storage, cells: cells, rowCount: rowCount,
+            commandTag: String(cString: PQcmdStatus(result)))
+    }
+
+    // MARK: COPY
+
+    /// Starts `COPY … FROM STDIN`.
+    func beginCopyIn(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) {
+        try beginCopy(query, operation: operation, expecting: PGRES_COPY_IN, "not a COPY … FROM STDIN statement")
+    }
+
+    func putCopyData(_ bytes: [UInt8]) throws(PostgresError) {
+        let sent = bytes.withUnsafeBufferPointer { raw in
+            raw.withMemoryRebound(to: CChar.self) { PQputCopyData(handle, $0.baseAddress, Int32($0.count)) }
+        }
+        guard sent == 1 else {
+            throw connectionFailure(query: "COPY FROM STDIN")
+        }
+    }
+
+    /// Ends COPY IN; with `abortMessage` the server discards everything sent. Returns rows copied.
+    func endCopyIn(abortMessage: String?, query: String) throws(PostgresError) -> Int {
+        defer { end() }
+        let ended = PQputCopyEnd(handle, abortMessage)
+        guard ended == 1 else { throw connectionFailure(query: query) }
+        var copied = 0
+        var failure: PostgresError?
+        while let result = PQgetResult(handle) {
+            switch PQresultStatus(result) {
+            case PGRES_COMMAND_OK:
+                copied = Int(String(cString: PQcmdTuples(result))) ?? 0
+            default:
+                if failure == nil { failure = error(from: result, query: query) }
+            }
+            PQclear(result)
+        }
+        if let failure { throw failure }
+        return copied
+    }
+
+    /// Starts `COPY … TO STDOUT`.
+    func beginCopyOut(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) {
+        try beginCopy(query, operation: operation, expecting: PGRES_COPY_OUT, "not a COPY … TO STDOUT statement")
+    }
+
+    /// Sends a COPY statement and checks the server entered the expected COPY state; otherwise ends the
+    /// operation and throws the server's error, or `misuse` when the statement was not such a COPY.
+    private func beginCopy(
+        _ query: PostgresQuery, operation: UInt64, expecting expected: ExecStatusType, _ misuse: String
+    ) throws(PostgresError) {
+        try begin(operation: operation)
+        let result = try send(query)
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == expected else {
+            end()
+            if status == PGRES_FATAL_ERROR { throw error(from: result, query: query.sql) }
+            drain()
+            throw PostgresError(code: .invalidUsage, message: misuse, query: query.sql)
+        }
+    }
+
+    /// Reads whole rows until about `limit` bytes are gathered or the COPY ends (`done`).
+    func readCopyData(limit: Int, query: String) throws(PostgresError) -> (chunk: [UInt8], done: Bool) {
+        var chunk: [UInt8] = []
+        while chunk.count < limit {
+            var buffer: UnsafeMutablePointer<CChar>?
+            let count = PQgetCopyData(handle, &buffer, 0)
+            if count > 0, let buffer {
+                buffer.withMemoryRebound(to: UInt8.self, capacity: Int(count)) {
+                    chunk.append(contentsOf: UnsafeBufferPointer(start: $0, count: Int(count)))
+                }
+                PQfreemem(buffer)
+            } else if count == -1 {
+                try finishCopyOut(query: query)
+                return (chunk, true)
+            } else {
+                end()
+                throw connectionFailure(query: query)
+            }
+        }
+        return (chunk, false)
+    }
+
+    private func finishCopyOut(query: String) throws(PostgresError) {
+        defer { end() }
+        var failure: PostgresError?
+        while let result = PQgetResult(handle) {
+            if PQresultStatus(result) != PGRES_COMMAND_OK, failure == nil { failure = error(from: result, query: query) }
+            PQclear(result)
+        }
+        if let failure { throw failure }
+    }
+
+    private func abortCopy(status: ExecStatusType) {
+        if status == PGRES_COPY_IN {
+            _ = PQputCopyEnd(handle, "COPY is not supported through query()")
+        } else if status == PGRES_COPY_OUT {
+            var buffer: UnsafeMutablePointer<CChar>?
+            while PQgetCopyData(handle, &buffer, 0) > 0 {
+                PQfreemem(buffer)
+                buffer = nil
+            }
+        } else {
+            isBroken = true
+        }
+        drain()
+    }
+
+    /// Consumes any remaining results so the connection is ready for the next command.
+    private func drain() {
+        while let result = PQgetResult(handle) { PQclear(result) }
+    }
+
+    // MARK: Errors
+
+    func connectionFailure(query: String?) -> PostgresError {
+        let message = Self.errorMessage(handle)
+        if PQstatus(handle) != CONNECTION_OK { isBroken = true }
+        return PostgresError(code: isBroken ? .connectionClosed : .unexpectedResponse, message: message, query: query)
+    }
+
+    func error(from result: OpaquePointer, query: String?) -> PostgresError {
+        func field(_ code: Int32) -> String? {
+            PQresultErrorField(result, code).map { String(cString: $0) }
+        }
+        let sqlState = field(CLIBPQ_DIAG_SQLSTATE).map(SQLState.init)
+        var message = field(CLIBPQ_DIAG_MESSAGE_PRIMARY) ?? String(cString: PQresultErrorMessage(result))
+        if message.isEmpty { message = Self.errorMessage(handle) }
+        if PQstatus(handle) != CONNECTION_OK { isBroken = true }
+        let code: PostgresError.Code
+        if sqlState == .queryCanceled && cancelState.withLock({ $0.cancelRequested }) {
+            code = .queryCancelled
+        } else if sqlState == nil && isBroken {
+            code = .connectionClosed
+        } else {
+            code = .server
+        }
+        var error = PostgresError(
+            code: code, message: message.trimmingTrailingNewlines(), sqlState: sqlState,
+            detail: field(CLIBPQ_DIAG_MESSAGE_DETAIL), hint: field(CLIBPQ_DIAG_MESSAGE_HINT),
+            constraint: field(CLIBPQ_DIAG_CONSTRAINT_NAME), table: field(CLIBPQ_DIAG_TABLE_NAME),
+            column: field(CLIBPQ_DIAG_COLUMN_NAME), query: query)
+        if error.isConnectionError { isBroken = true; error.code = error.code == .server ? .connectionClosed : error.code }
+        return error
+    }
+
+    private static func errorMessage(_ handle: OpaquePointer) -> String {
+        String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines()
+    }
+}
+
+extension String {
+    func trimmingTrailingNewlines() -> String {
+        var text = self
+        while text.last?.isNewline == true { text.removeLast() }
+        return text
+    }
+}

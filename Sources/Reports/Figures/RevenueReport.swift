@@ -1,0 +1,40 @@
+import CivilDates
+import Ledger
+
+/// Everything a report shows, read from one database snapshot; rendered by `RevenueCSV` and
+/// `RevenueMarkdown`. Nothing in it depends on when it was made, so the same ledger gives the
+/// same bytes.
+public struct RevenueReport: Sendable {
+    public enum Kind: Sendable, Hashable {
+        /// One day, with the days before it for comparison.
+        case daily(CalendarDate)
+        /// A range of days divided into periods.
+        case range(first: CalendarDate, last: CalendarDate, grouping: ReportGrouping)
+    }
+
+    public let kind: Kind
+    public let options: ReportOptions
+    /// The periods the report is about: the day (daily), or each period of the range.
+    public let periods: [PeriodFigures]
+    /// The whole range as one period (distinct buyers over the range); the day itself for a daily report.
+    public let whole: PeriodFigures
+    /// Daily only: the 14 days ending on the report's day, oldest first (the trend, the previous
+    /// day and the trailing 7-day average come from here).
+    public let trend: [PeriodFigures]
+    /// Daily only: the day's production refunds and reversals, at most `options.refundListLimit`.
+    public let refunds: [RefundLine]
+    public let catalog: ReportCatalog
+    /// When the newest journal entry was recorded (UTC), nil for an empty ledger.
+    public let dataAsOf: String?
+    public let reconciliation: [ReconciliationCheckResult]
+
+    public var reconciled: Bool { reconciliation.allSatisfy(\.passed) }
+
+    /// The folder name under the output directory: `2025-03-09`, or `2025-03-01_2025-03-31_by-week`.
+    public var folderName: String {
+        switch kind {
+        case .daily(let date): "\(date)"
+        case .range(let first, let last, let grouping): "\(first)_\(last)_by-\(grouping.rawValue)"
+        }
+    }
+}

@@ -1,0 +1,297 @@
+import CivilDates
+import Foundation
+import Ledger
+import Postgres
+import Receipts
+
+/// The SQL behind the reports. Each reads only the rows of its window: purchases by an index range
+/// scan on `purchased_at`, the other journal entries (refunds, reversals, revokes) by one on
+/// `effective_at`, each looking its purchase up by primary key. The lookups are
+/// `LATERAL (… LIMIT 1)` subqueries, which the planner cannot turn into a hash join over the whole
+/// `purchases` table, so the plan's cost follows the window's rows whatever the statistics say.
+/// Time zone rules are the database's: period boundaries and each entry's period come from the
+/// same `AT TIME ZONE`.
+enum RevenueQueries {
+    /// Whether the database knows `name` as a time zone name (`Asia/Seoul`, `UTC`); abbreviations
+    /// and POSIX offsets (`KST`, `UTC+9`) are refused, since their meaning surprises.
+    static func isKnownTimeZone(_ name: String, on connection: PostgresConnection) async throws -> Bool {
+        try await connection.query("SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = \(name)::text)")
+            .single().decode(Bool.self, at: 0)
+    }
+
+    /// Yesterday in `timeZone`, by the database's clock.
+    static func yesterday(in timeZone: String, on connection: PostgresConnection) async throws -> CalendarDate {
+        let text = try await connection.query("SELECT ((now() AT TIME ZONE \(timeZone)::text)::date - 1)::text")
+            .single().decode(String.self, at: 0)
+        guard let date = CalendarDate(text) else {
+            throw ReportError(.invalidInput, "the database's date \(text) is outside years 1–9999")
+        }
+        return date
+    }
+
+    /// The periods `ranges` with their boundaries in `timeZone`.
+    static func periods(
+        _ ranges: [ClosedRange<CalendarDate>], timeZone: String, on connection: PostgresConnection
+    ) async throws -> [ReportPeriod] {
+        guard !ranges.isEmpty else { return [] }
+        let starts = ranges.map(\.lowerBound.description) + [ranges.last!.upperBound.adding(days: 1).description]
+        let rows = try await connection.query(
+            """
+            SELECT b.at, to_char(b.at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')
+            FROM unnest(\(starts)::date[]) WITH ORDINALITY AS t (day, n)
+            CROSS JOIN LATERAL (SELECT t.day::timestamp AT TIME ZONE \(timeZone)::text AS at) b
+            ORDER BY t.n
+            """)
+        let bounds = try rows.map { try $0.decode((Date, String).self) }
+        return ranges.enumerated().map { offset, range in
+            ReportPeriod(
+                first: range.lowerBound, last: range.upperBound, startsAt: bounds[offset].0,
+                endsAt: bounds[offset + 1].0,
+                startsAtUTC: bounds[offset].1, endsAtUTC: bounds[offset + 1].1)
+        }
+    }
+
+    /// Journal entries in the window, per period, entry kind, book, currency, item, ownership and
+    /// unit price, with how many there are. With no window: all of history as period 1.
+    static func entryGroups(_ window: ReportWindow?, on connection: PostgresConnection) async throws -> [EntryGroup] {
+        let rows = try await connection.query(entryGroupsQuery(window))
+        return try rows.map { row in
+            let (period, entryText, book, currency, kind, index, ownership, price, count) =
+                try row.decode((Int, String, String, String?, String, Int, String, Int64?, Int).self)
+            guard let itemKind = ItemKind(rawValue: kind) else {
+                throw PostgresError(code: .decoding, message: "purchases has an unknown item kind \(kind)")
+            }
+            guard let entryKind = JournalEntryKind(rawValue: entryText) else {
+                throw PostgresError(code: .decoding, message: "journal_entries has an unknown kind \(entryText)")
+            }
+            return EntryGroup(
+                period: period, entryKind: entryKind, book: book, currency: currency,
+                item: ItemID(kind: itemKind, index: index),
+                ownership: OwnershipType(rawValue: ownership), priceMilli: price, count: count)
+        }
+    }
+
+    static func entryGroupsQuery(_ window: ReportWindow?) -> PostgresQuery {
+        let query: PostgresQuery
+        if let window {
+            // `bounds` holds each period's first instant; width_bucket finds an entry's period with
+            // the same AT TIME ZONE that drew the boundaries. A purchase's entry takes effect when it
+            // was bought (one per purchase, a reconciled invariant), so purchases are read straight
+            // from `purchases` in time order; only the other entries need their purchase looked up.
+            query = """
+                WITH bounds AS MATERIALIZED (
+                    SELECT array_agg(t.day::timestamp AT TIME ZONE \(window.timeZone)::text ORDER BY t.day) AS starts
+                    FROM unnest(\(window.periodStartTexts)::date[]) AS t (day)
+                ),
+                entries AS (
+                    SELECT p.purchased_at AS effective_at, 'purchase'::text AS kind, p.book, p.currency, p.item_kind,
+                           p.item_index, p.ownership, p.price_milli
+                    FROM purchases p
+                    WHERE p.purchased_at >= \(window.startsAt)::timestamptz AND p.purchased_at < \(window.endsAt)::timestamptz
+                    UNION ALL
+                    SELECT j.effective_at, j.kind, p.book, p.currency, p.item_kind, p.item_index, p.ownership, p.price_milli
+                    FROM journal_entries j
+                    CROSS JOIN LATERAL (
+                        SELECT p.book, p.currency, p.item_kind, p.item_index, p.ownership, p.price_milli FROM purchases p
+                        WHERE p.store = j.store AND p.environment = j.environment AND p.transaction_id = j.transaction_id
+                        LIMIT 1
+                    ) p
+                    WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
+                      AND j.kind <> 'purchase'
+                )
+                SELECT width_bucket(e.effective_at, b.starts) AS period, e.kind, e.book, e.currency, e.item_kind,
+                       e.item_index, e.ownership, e.price_milli, count(*) AS entries
+                FROM entries e CROSS JOIN bounds b
+                GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+                ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+                """
+        } else {
+            query = """
+                SELECT 1 AS period, j.kind, p.book, p.currency, p.item_kind, p.item_index, p.ownership, p.price_milli,
+                       count(*) AS entries
+                FROM journal_entries j
+                JOIN purchases p ON p.store = j.store AND p.environment = j.environment AND p.transaction_id = j.transaction_id
+                GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+                ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+                """
+        }
+        return query
+    }
+
+    /// Distinct buyers per period at every level (item, kind, currency, book), and how many bought
+    /// for the first time: no earlier priced, self-bought purchase in the same book before the
+    /// period began (one probe of `purchases_paid_by_user` per purchase in the window).
+    static func buyerGroups(_ window: ReportWindow, on connection: PostgresConnection) async throws -> [BuyerGroup] {
+        let rows = try await connection.query(buyerGroupsQuery(window))
+        return try rows.map { row in
+            let (period, book, currency, kind, index, level, buyers, firstTime) =
+                try row.decode((Int, String, String?, String?, Int?, Int, Int, Int).self)
+            return BuyerGroup(
+                period: period, book: book, currency: currency, kind: kind.flatMap(ItemKind.init(rawValue:)),
+                index: index,
+                groupingLevel: level, buyers: buyers, firstTime: firstTime)
+        }
+    }
+
+    static func buyerGroupsQuery(_ window: ReportWindow) -> PostgresQuery {
+        """
+        WITH bounds AS MATERIALIZED (
+            SELECT array_agg(t.day::timestamp AT TIME ZONE \(window.timeZone)::text ORDER BY t.day) AS starts
+            FROM unnest(\(window.periodStartTexts)::date[]) AS t (day)
+        ),
+        bought AS (
+            SELECT width_bucket(p.purchased_at, b.starts) AS period, p.book, p.currency, p.item_kind, p.item_index, p.uid
+            FROM purchases p
+            CROSS JOIN bounds b
+            WHERE p.purchased_at >= \(window.startsAt)::timestamptz AND p.purchased_at < \(window.endsAt)::timestamptz
+              AND p.ownership = 'PURCHASED' AND p.currency IS NOT NULL
+        ),
+        flagged AS (
+            SELECT x.*, NOT EXISTS (
+                SELECT 1 FROM purchases e
+                WHERE e.uid = x.uid AND e.book = x.book AND e.ownership = 'PURCHASED' AND e.currency IS NOT NULL
+                  AND e.purchased_at < b.starts[x.period]
+            ) AS first_time
+            FROM bought x CROSS JOIN bounds b
+        )
+        SELECT period, book, currency, item_kind, item_index, GROUPING(currency, item_kind, item_index) AS level,
+               count(DISTINCT uid) AS buyers, count(DISTINCT uid) FILTER (WHERE first_time) AS first_time_buyers
+        FROM flagged
+        GROUP BY GROUPING SETS ((period, book, currency, item_kind, item_index), (period, book, currency, item_kind),
+                                (period, book, currency), (period, book))
+        ORDER BY 1, 2, 3, 4, 5
+        """
+    }
+
+    /// The production refunds and reversals in `window`, oldest first, at most `limit`.
+    static func refundLines(
+        _ window: ReportWindow, limit: Int, on connection: PostgresConnection
+    ) async throws -> [RefundLine] {
+        let rows = try await connection.query(refundLinesQuery(window, limit: limit))
+        return try rows.map { row in
+            let (time, kind, transactionId, itemKind, index, price, currency, purchasedOn, reason) =
+                try row.decode((String, String, String, String, Int, Int64, String, String, Int?).self)
+            guard let itemKind = ItemKind(rawValue: itemKind) else {
+                throw PostgresError(code: .decoding, message: "purchases has an unknown item kind \(itemKind)")
+            }
+            guard let entryKind = JournalEntryKind(rawValue: kind), entryKind == .refund || entryKind == .refundReversal
+            else { throw PostgresError(code: .decoding, message: "a refund line has journal entry kind \(kind)") }
+            return RefundLine(
+                localTime: time, isReversal: entryKind == .refundReversal, transactionId: transactionId,
+                item: ItemID(kind: itemKind, index: index), amount: Money(amountMilli: price, currency: currency),
+                purchasedOn: purchasedOn, revocationReason: reason)
+        }
+    }
+
+    static func refundLinesQuery(_ window: ReportWindow, limit: Int) -> PostgresQuery {
+        """
+        SELECT to_char(j.effective_at AT TIME ZONE \(window.timeZone)::text, 'YYYY-MM-DD HH24:MI:SS') AS local_time,
+               j.kind, j.transaction_id, p.item_kind, p.item_index, p.price_milli, p.currency,
+               ((p.purchased_at AT TIME ZONE \(window.timeZone)::text)::date)::text AS purchased_on,
+               e.revocation_reason
+        FROM journal_entries j
+        CROSS JOIN LATERAL (
+            SELECT p.item_kind, p.item_index, p.price_milli, p.currency, p.purchased_at FROM purchases p
+            WHERE p.store = j.store AND p.environment = j.environment AND p.transaction_id = j.transaction_id
+              AND p.book = 'production' AND p.ownership = 'PURCHASED' AND p.currency IS NOT NULL
+            LIMIT 1
+        ) p
+        LEFT JOIN LATERAL (
+            SELECT e.revocation_reason FROM refund_events e WHERE e.source_event_id = j.refund_event_id LIMIT 1
+        ) e ON true
+        WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
+          AND j.kind <> 'purchase' AND j.kind IN ('refund', 'refund_reversal')
+        ORDER BY j.effective_at, j.transaction_id, j.entry_id
+        LIMIT \(limit)
+        """
+    }
+
+    /// When the newest journal entry was recorded, `YYYY-MM-DD HH:MM:SS` UTC; nil for an empty
+    /// ledger. One step down the `journal_entries_by_recorded_at` index.
+    static func dataAsOf(on connection: PostgresConnection) async throws -> String? {
+        try await connection.query(
+            "SELECT to_char(max(recorded_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') FROM journal_entries"
+        ).single().decode(String?.self, at: 0)
+    }
+
+    /// The catalog's names and product ids.
+    static func catalog(on connection: PostgresConnection) async throws -> ReportCatalog {
+        let rows = try await connection.query("SELECT kind, item_index, product_id, name FROM catalog_items")
+        var entries: [ItemID: ReportCatalog.Entry] = [:]
+        for row in rows {
+            let (kind, index, productId, name) = try row.decode((String, Int, String?, String).self)
+            guard let itemKind = ItemKind(rawValue: kind) else { continue }
+            entries[ItemID(kind: itemKind, index: index)] = ReportCatalog.Entry(productId: productId, name: name)
+        }
+        return ReportCatalog(entries: entries)
+    }
+
+    /// Production-and-test postings on revenue and refund accounts per account and currency, for
+    /// the journal entries in `window` (all of history when nil).
+    static func revenuePostings(
+        _ window: ReportWindow?, on connection: PostgresConnection
+    ) async throws -> [AccountBalance] {
+        let rows = try await connection.query(revenuePostingsQuery(window))
+        return try rows.map { row in
+            let (account, currency, amount) = try row.decode((String, String, Int64).self)
+            return AccountBalance(account: account, currency: currency, amountMilli: amount)
+        }
+    }
+}
+
+extension RevenueQueries {
+    static func revenuePostingsQuery(_ window: ReportWindow?) -> PostgresQuery {
+        guard let window else {
+            return """
+                SELECT account, currency, sum(amount_milli) FROM postings
+                WHERE account ~ '(^|:)(revenue|refunds):'
+                GROUP BY 1, 2
+                """
+        }
+        // OFFSET 0 keeps the subquery a per-entry primary-key lookup, as LIMIT 1 does above.
+        return """
+            SELECT po.account, po.currency, sum(po.amount_milli)
+            FROM journal_entries j
+            CROSS JOIN LATERAL (
+                SELECT po.account, po.currency, po.amount_milli FROM postings po
+                WHERE po.transaction_id = j.transaction_id AND po.entry_id = j.entry_id
+                  AND po.account ~ '(^|:)(revenue|refunds):'
+                OFFSET 0
+            ) po
+            WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
+            GROUP BY 1, 2
+            """
+    }
+}
+
+/// How many journal entries of one shape a window holds (a row of `entryGroups`).
+struct EntryGroup: Sendable, Hashable {
+    let period: Int
+    let entryKind: JournalEntryKind
+    let book: String
+    let currency: String?
+    let item: ItemID
+    let ownership: OwnershipType
+    let priceMilli: Int64?
+    let count: Int
+}
+
+/// Distinct buyers at one level of one period (a row of `buyerGroups`). `groupingLevel` is
+/// SQL's GROUPING(currency, kind, index): 0 item, 1 kind, 3 currency, 7 book.
+struct BuyerGroup: Sendable, Hashable {
+    let period: Int
+    let book: String
+    let currency: String?
+    let kind: ItemKind?
+    let index: Int?
+    let groupingLevel: Int
+    let buyers: Int
+    let firstTime: Int
+}
+
+/// The sum of an account's postings in one currency.
+struct AccountBalance: Sendable, Hashable {
+    let account: String
+    let currency: String
+    let amountMilli: Int64
+}

@@ -1,0 +1,139 @@
+import CivilDates
+import Ledger
+import Logging
+import Postgres
+
+/// Makes revenue reports from the ledger. Each report reads one REPEATABLE READ, read-only
+/// snapshot, so its figures, refunds, watermark and reconciliation agree with each other even
+/// while purchases keep arriving.
+public struct RevenueReporter: Sendable {
+    /// Days in the daily report's trend (the day and the 13 before it).
+    public static let trendDays = 14
+    /// The most periods a range report divides into.
+    public static let maximumPeriods = 1000
+    /// The longest range, in days.
+    public static let maximumRangeDays = 3660
+
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger = Logger(label: "shopledger.reports")) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// The daily report for `date` (default: yesterday in the report's time zone).
+    public func daily(date: CalendarDate? = nil, options: ReportOptions = ReportOptions()) async throws -> RevenueReport
+    {
+        try Self.validate(options)
+        return try await client.withTransaction(.init(isolation: .repeatableRead, readOnly: true)) { connection in
+            try await Self.prepare(connection, timeZone: options.timeZone)
+            let day: CalendarDate
+            if let date {
+                day = date
+            } else {
+                day = try await RevenueQueries.yesterday(in: options.timeZone, on: connection)
+            }
+            guard day.daysSinceEpoch - Self.trendDays >= CalendarDate(year: 1, month: 1, day: 1)!.daysSinceEpoch else {
+                throw ReportError(.invalidInput, "\(day) is too early for a report")
+            }
+            let days = (0..<Self.trendDays).reversed().map { day.adding(days: -$0) }
+            let periods = try await RevenueQueries.periods(
+                days.map { $0...$0 }, timeZone: options.timeZone, on: connection)
+            let trend = try await Self.figures(periods, options: options, on: connection)
+            let dayWindow = ReportWindow(timeZone: options.timeZone, periods: [periods.last!])
+            let refunds = try await RevenueQueries.refundLines(
+                dayWindow, limit: options.refundListLimit, on: connection)
+            let reconciliation = try await Self.reconcile(
+                dayWindow, scope: "this day", options: options, on: connection)
+            logger.debug("daily report", metadata: ["date": "\(day)", "zone": "\(options.timeZone)"])
+            return RevenueReport(
+                kind: .daily(day), options: options, periods: [trend.last!], whole: trend.last!, trend: trend,
+                refunds: refunds, catalog: try await RevenueQueries.catalog(on: connection),
+                dataAsOf: try await RevenueQueries.dataAsOf(on: connection), reconciliation: reconciliation)
+        }
+    }
+
+    /// The report for `first...last`, divided by `grouping`.
+    public func range(
+        from first: CalendarDate, through last: CalendarDate, by grouping: ReportGrouping,
+        options: ReportOptions = ReportOptions()
+    ) async throws -> RevenueReport {
+        try Self.validate(options)
+        guard first <= last else { throw ReportError(.invalidInput, "--from \(first) is after --to \(last)") }
+        guard first.days(to: last) < Self.maximumRangeDays else {
+            throw ReportError(.invalidInput, "a range report covers at most \(Self.maximumRangeDays) days")
+        }
+        let ranges = grouping.periods(from: first, through: last)
+        guard ranges.count <= Self.maximumPeriods else {
+            throw ReportError(
+                .invalidInput,
+                "\(first) to \(last) by \(grouping.rawValue) is \(ranges.count) periods; at most \(Self.maximumPeriods) (group by week or month)"
+            )
+        }
+        return try await client.withTransaction(.init(isolation: .repeatableRead, readOnly: true)) { connection in
+            try await Self.prepare(connection, timeZone: options.timeZone)
+            let periods = try await RevenueQueries.periods(ranges, timeZone: options.timeZone, on: connection)
+            let figures = try await Self.figures(periods, options: options, on: connection)
+            let whole: PeriodFigures
+            if periods.count == 1 {
+                whole = figures[0]
+            } else {
+                let span = try await RevenueQueries.periods([first...last], timeZone: options.timeZone, on: connection)
+                whole = try await Self.figures(span, options: options, on: connection)[0]
+            }
+            let window = ReportWindow(timeZone: options.timeZone, periods: periods)
+            let reconciliation = try await Self.reconcile(window, scope: "this range", options: options, on: connection)
+            return RevenueReport(
+                kind: .range(first: first, last: last, grouping: grouping), options: options, periods: figures,
+                whole: whole, trend: [], refunds: [], catalog: try await RevenueQueries.catalog(on: connection),
+                dataAsOf: try await RevenueQueries.dataAsOf(on: connection), reconciliation: reconciliation)
+        }
+    }
+
+    // MARK: Steps
+
+    static func validate(_ options: ReportOptions) throws {
+        guard (0...100_000).contains(options.refundListLimit) else {
+            throw ReportError(.invalidInput, "the refund list limit must be between 0 and 100000")
+        }
+    }
+
+    /// Lets the report's sorts and groupings stay in memory, then checks the time zone.
+    static func prepare(_ connection: PostgresConnection, timeZone: String) async throws {
+        try await connection.query("SET LOCAL work_mem = '64MB'")
+        try await requireKnownTimeZone(timeZone, on: connection)
+    }
+
+    static func requireKnownTimeZone(_ name: String, on connection: PostgresConnection) async throws {
+        guard name.utf8.count <= 64, try await RevenueQueries.isKnownTimeZone(name, on: connection) else {
+            throw ReportError(
+                .unknownTimeZone,
+                "'\(name)' is not a time zone name the database knows; use an IANA name such as UTC, Asia/Seoul or America/Los_Angeles"
+            )
+        }
+    }
+
+    /// The figures of `periods` (two queries over their window).
+    static func figures(
+        _ periods: [ReportPeriod], options: ReportOptions, on connection: PostgresConnection
+    ) async throws -> [PeriodFigures] {
+        let window = ReportWindow(timeZone: options.timeZone, periods: periods)
+        let entries = try await RevenueQueries.entryGroups(window, on: connection)
+        let buyers = try await RevenueQueries.buyerGroups(window, on: connection)
+        return RevenueAggregator(commission: options.commission).figures(
+            periods: periods, entries: entries, buyers: buyers)
+    }
+
+    /// The report's own check over its window, then (full) every ledger invariant and the report
+    /// check over all of history, in this snapshot.
+    static func reconcile(
+        _ window: ReportWindow, scope: String, options: ReportOptions, on connection: PostgresConnection
+    ) async throws -> [ReconciliationCheckResult] {
+        var checks: [any ReconciliationCheck] = [ReportTotalsCheck(window: window, scope: scope)]
+        if options.reconciliation == .full { checks += LedgerInvariants.all + [ReportTotalsCheck()] }
+        var results: [ReconciliationCheckResult] = []
+        for check in checks { results.append(try await check.run(on: connection, failureLimit: 20)) }
+        return results
+    }
+}
