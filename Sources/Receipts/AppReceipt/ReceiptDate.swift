@@ -29,7 +29,8 @@ enum ReceiptDate {
             expect("Tt "), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
             let second = number(2)
         else { return nil }
-        guard (1...12).contains(month), (1...Int(CivilCalendar.daysIn(month: Int64(month), year: Int64(year)))).contains(day), hour < 24,
+        guard (1...12).contains(month),
+            (1...Int(CivilCalendar.daysIn(month: Int64(month), year: Int64(year)))).contains(day), hour < 24,
             minute < 60, second < 61
         else { return nil }
         var fraction = 0.0
