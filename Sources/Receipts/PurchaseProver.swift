@@ -15,7 +15,7 @@ public protocol PurchaseProver: Sendable {
     /// Proves every purchase a receipt holds: each in-app entry of a classic app receipt, each with its own
     /// verdict (an entry of a product type the shop does not sell is refused on its own), or the single
     /// purchase of a stub receipt or signed transaction. Throws when the receipt itself is refused.
-    func proveEach(receipt: String) async throws(ReceiptRefusal) -> [Result<VerifiedTransaction, ReceiptRefusal>]
+    func proveEach(receipt: String) async throws(ReceiptRefusal) -> [ProvenEntry]
 
     /// Verifies a StoreKit 2 signed transaction (JWS compact serialization).
     func verifyTransaction(_ jws: String) async throws(ReceiptRefusal) -> VerifiedTransaction
@@ -26,8 +26,7 @@ public protocol PurchaseProver: Sendable {
 
 extension PurchaseProver {
     /// For provers whose receipts hold one purchase each.
-    public func proveEach(receipt: String) async throws(ReceiptRefusal) -> [Result<VerifiedTransaction, ReceiptRefusal>]
-    {
-        [.success(try await prove(receipt: receipt, productId: nil))]
+    public func proveEach(receipt: String) async throws(ReceiptRefusal) -> [ProvenEntry] {
+        [ProvenEntry(transaction: try await prove(receipt: receipt, productId: nil))]
     }
 }

@@ -80,10 +80,9 @@ public struct ReceiptVerifier: PurchaseProver {
 
     /// Every purchase a receipt proves: each in-app entry of a classic app receipt (none when it holds no
     /// purchase), or the one purchase of a stub receipt or signed transaction.
-    public func proveEach(receipt: String) async throws(ReceiptRefusal) -> [Result<VerifiedTransaction, ReceiptRefusal>]
-    {
+    public func proveEach(receipt: String) async throws(ReceiptRefusal) -> [ProvenEntry] {
         guard ReceiptField(classifying: receipt) == .appReceipt else {
-            return [.success(try await prove(receipt: receipt, productId: nil))]
+            return [ProvenEntry(transaction: try await prove(receipt: receipt, productId: nil))]
         }
         guard receipt.utf8.count <= configuration.maxInputBytes else {
             throw ReceiptRefusal(
@@ -91,9 +90,11 @@ public struct ReceiptVerifier: PurchaseProver {
                 "receipt is \(receipt.utf8.count) bytes, over the \(configuration.maxInputBytes)-byte limit")
         }
         return try await appReceipts.verify(receipt).transactions.map { transaction in
-            Result { () throws(ReceiptRefusal) in
+            do throws(ReceiptRefusal) {
                 try checkProductType(transaction)
-                return transaction
+                return ProvenEntry(transaction: transaction)
+            } catch {
+                return ProvenEntry(transaction: transaction, refusal: error)
             }
         }
     }

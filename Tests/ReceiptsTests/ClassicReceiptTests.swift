@@ -59,7 +59,7 @@ struct ClassicReceiptTests {
         #expect(try await verifier.prove(receipt: receipt, productId: C.face3).transactionId == "1001")
 
         let each = try await verifier.proveEach(receipt: receipt)
-        #expect(try each.map { try $0.get().transactionId } == ["1001", "1002", "1003"])
+        #expect(each.map { $0.accepted?.transactionId } == ["1001", "1002", "1003"])
         let verified = try await verifier.verifyAppReceipt(receipt)
         #expect(verified.receipt.purchases.count == 3)
         #expect(verified.receipt.appVersion == "42")
@@ -114,7 +114,8 @@ struct ClassicReceiptTests {
                 == .unsupportedProductType)
         let each = try await C.verifier().proveEach(receipt: receipt)
         #expect(each.count == 1)
-        #expect(throws: ReceiptRefusal.self) { try each[0].get() }
+        #expect(each.first?.transaction.transactionId == "3001")
+        #expect(each.first?.refusal?.reason == .unsupportedProductType)
     }
 
     @Test("bundle id and environment must match the configuration")

@@ -21,8 +21,8 @@ struct PurchaseDesk: Sendable {
 
     /// What became of one in-app entry of a receipt recorded with ``purchaseEach(receipt:for:)``.
     struct EntryOutcome: Sendable {
-        var transactionId: String?
-        var productId: String?
+        var transactionId: String
+        var productId: String
         /// The ledger's outcome, or why the entry was not recorded (`unsupported_product_type`,
         /// `unknown_product`).
         var result: Result<PurchaseOutcome, EntryRefusal>
@@ -39,7 +39,7 @@ struct PurchaseDesk: Sendable {
     /// - Throws: `ReceiptRefusal` when the receipt itself is refused, `LedgerError.userNotRegistered`, or
     ///   `PostgresError`.
     func purchaseEach(receipt: String, for uid: String) async throws -> [EntryOutcome] {
-        let proven: [Result<VerifiedTransaction, ReceiptRefusal>]
+        let proven: [ProvenEntry]
         do throws(ReceiptRefusal) {
             proven = try await prover.proveEach(receipt: receipt)
         } catch {
@@ -48,23 +48,21 @@ struct PurchaseDesk: Sendable {
         }
         var outcomes: [EntryOutcome] = []
         for entry in proven {
-            switch entry {
-            case .failure(let refusal):
+            let transaction = entry.transaction
+            let result: Result<PurchaseOutcome, EntryRefusal>
+            if let refusal = entry.refusal {
                 metrics.recordRefusal(refusal.reason.rawValue)
-                outcomes.append(
-                    EntryOutcome(
-                        result: .failure(EntryRefusal(code: refusal.reason.rawValue, message: refusal.message))))
-            case .success(let transaction):
-                let result: Result<PurchaseOutcome, EntryRefusal>
+                result = .failure(EntryRefusal(code: refusal.reason.rawValue, message: refusal.message))
+            } else {
                 do {
                     result = .success(try await record(transaction, for: uid))
                 } catch let error as LedgerError where error.code == .unknownProduct {
                     result = .failure(EntryRefusal(code: error.code.rawValue, message: error.message))
                 }
-                outcomes.append(
-                    EntryOutcome(
-                        transactionId: transaction.transactionId, productId: transaction.productId, result: result))
             }
+            outcomes.append(
+                EntryOutcome(transactionId: transaction.transactionId, productId: transaction.productId, result: result)
+            )
         }
         return outcomes
     }

@@ -98,8 +98,8 @@ enum APIBodies {
             let code: String
             let message: String
         }
-        let transactionId: String?
-        let productId: String?
+        let transactionId: String
+        let productId: String
         let outcome: String
         let purchase: PurchaseBody?
         let error: Failure?
