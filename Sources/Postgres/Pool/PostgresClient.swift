@@ -40,7 +40,9 @@ public final class PostgresClient: Sendable, Service {
     let logger: Logger
     let executor: BlockingExecutor
     let operations = OperationCounter()
-    let state = Mutex(PoolState())
+    typealias Waiter = CheckedContinuation<PoolGrant<PGConnection>, any Error>
+    typealias State = PoolState<PGConnection, Waiter>
+    let state = Mutex(State())
 
     public init(configuration: Configuration, logger: Logger = Logger(label: "shopledger.postgres")) {
         self.configuration = configuration
@@ -49,7 +51,7 @@ public final class PostgresClient: Sendable, Service {
     }
 
     public var statistics: Statistics {
-        state.withLock { Statistics(open: $0.opened, idle: $0.idle.count, leased: $0.leased, waiting: $0.waiters.count) }
+        state.withLock { Statistics(open: $0.opened, idle: $0.idle.count, leased: $0.leased, waiting: $0.waiting) }
     }
 
     // MARK: Service
@@ -65,8 +67,10 @@ public final class PostgresClient: Sendable, Service {
     private func openMinimumConnections() async {
         while let id = state.withLock({ $0.reserveSlot(max: configuration.minimumConnections) }) {
             do {
-                let connection = try await executor.run { [configuration] in try PGConnection.connect(configuration.connection, id: id) }
-                state.withLock { $0.leased += 1 }
+                let connection = try await executor.run { [configuration] in
+                    try PGConnection.connect(configuration.connection, id: id)
+                }
+                state.withLock { $0.slotOpened() }
                 await release(connection)
             } catch {
                 state.withLock { $0.slotFailed() }
@@ -79,17 +83,12 @@ public final class PostgresClient: Sendable, Service {
     /// Refuses new leases, fails waiting ones, closes every connection as it becomes free and
     /// stops the thread pool. Idempotent.
     public func shutdown() async {
-        let (idle, waiters, alreadyShutDown) = state.withLock { state in
-            let result = (state.idle, state.waiters, state.isShutdown)
-            state.isShutdown = true
-            state.opened -= state.idle.count
-            state.idle = []
-            state.waiters = []
-            return result
+        let actions = state.withLock { $0.shutDown() }
+        if actions.wasAlreadyShutDown { return }
+        for waiter in actions.waitersToFail {
+            waiter.resume(throwing: PostgresError(code: .poolClosed, message: "the database client is shutting down"))
         }
-        if alreadyShutDown { return }
-        for waiter in waiters { waiter.continuation.resume(throwing: PostgresError(code: .poolClosed, message: "the database client is shutting down")) }
-        for connection in idle { _ = try? await executor.run { connection.close() } }
+        for connection in actions.connectionsToClose { _ = try? await executor.run { connection.close() } }
         // Leased connections are closed by their holders' release; wait for them (bounded).
         let deadline = ContinuousClock.now + .seconds(30)
         while state.withLock({ $0.opened > 0 }) && ContinuousClock.now < deadline {
@@ -130,9 +129,13 @@ public final class PostgresClient: Sendable, Service {
         while true {
             do {
                 return try await withConnection { connection in try await connection.transaction(options, body) }
-            } catch let error as PostgresError where error.isRetryableTransactionFailure && attempt < options.maxAttempts {
+            } catch let error as PostgresError
+                where error.isRetryableTransactionFailure && attempt < options.maxAttempts
+            {
                 attempt += 1
-                logger.debug("retrying transaction", metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.sqlState?.rawValue ?? "")"])
+                logger.debug(
+                    "retrying transaction",
+                    metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.sqlState?.rawValue ?? "")"])
             }
         }
     }
@@ -151,7 +154,7 @@ public final class PostgresClient: Sendable, Service {
 
     private func lease() async throws -> PGConnection {
         while true {
-            let grant: PoolState.Grant
+            let grant: State.Grant
             switch state.withLock({ $0.tryLease(max: configuration.maximumConnections) }) {
             case .fail:
                 throw PostgresError(code: .poolClosed, message: "the database client has shut down")
@@ -167,7 +170,9 @@ public final class PostgresClient: Sendable, Service {
                 await discard(connection)
             case .open(let id):
                 do {
-                    return try await executor.run { [configuration] in try PGConnection.connect(configuration.connection, id: id) }
+                    return try await executor.run { [configuration] in
+                        try PGConnection.connect(configuration.connection, id: id)
+                    }
                 } catch {
                     if let waiter = state.withLock({ $0.connectFailed() }) { waiter.resume(returning: .open(id: id)) }
                     throw error
@@ -176,23 +181,33 @@ public final class PostgresClient: Sendable, Service {
         }
     }
 
-    private func waitForGrant() async throws -> PoolState.Grant {
+    private func waitForGrant() async throws -> State.Grant {
         let id = operations.next()
         let timeout = configuration.leaseTimeout
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await Task.sleep(for: timeout)
                 if let waiter = self.state.withLock({ $0.removeWaiter(id) }) {
-                    waiter.resume(throwing: PostgresError(code: .poolTimeout, message: "no database connection became free within \(timeout)"))
+                    waiter.resume(
+                        throwing: PostgresError(
+                            code: .poolTimeout, message: "no database connection became free within \(timeout)"))
                 }
             }
             defer { group.cancelAll() }
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    state.withLock { $0.enqueue(id: id, continuation: continuation) }
+                    switch state.withLock({ $0.enqueue(id: id, waiter: continuation) }) {
+                    case nil: break
+                    case .cancelled: continuation.resume(throwing: CancellationError())
+                    case .shutDown:
+                        continuation.resume(
+                            throwing: PostgresError(code: .poolClosed, message: "the database client has shut down"))
+                    }
                 }
             } onCancel: {
-                if let waiter = self.state.withLock({ $0.cancelWaiter(id) }) { waiter.resume(throwing: CancellationError()) }
+                if let waiter = self.state.withLock({ $0.cancelWaiter(id) }) {
+                    waiter.resume(throwing: CancellationError())
+                }
             }
         }
     }
@@ -209,7 +224,7 @@ public final class PostgresClient: Sendable, Service {
             return
         }
         switch state.withLock({ $0.release(connection) }) {
-        case .handedOver(let waiter): waiter.resume(returning: .connection(connection))
+        case .handOver(let waiter, let grant): waiter.resume(returning: grant)
         case .idled: break
         case .close: await discard(connection)
         }
@@ -218,7 +233,7 @@ public final class PostgresClient: Sendable, Service {
     private func discard(_ connection: PGConnection) async {
         _ = try? await executor.run { connection.close() }
         if let waiter = state.withLock({ $0.closed(max: configuration.maximumConnections) }) {
-            waiter.continuation.resume(returning: .open(id: waiter.slot))
+            waiter.waiter.resume(returning: .open(id: waiter.slot))
         }
     }
 }
