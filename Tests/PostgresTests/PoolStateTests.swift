@@ -120,6 +120,22 @@ struct PoolStateTests {
         #expect(state.shutDown().wasAlreadyShutDown)
     }
 
+    @Test("an abandoned connection keeps its slot until its blocked job returns, then the slot goes to a waiter")
+    func abandonedKeepsSlot() {
+        var state = State()
+        _ = state.tryLease(max: 1)
+        state.abandonLease()
+        #expect(state.leased == 0 && state.abandoned == 1 && state.opened == 1)
+        guard case .wait = state.tryLease(max: 1) else {
+            Issue.record("the abandoned connection's slot is still taken")
+            return
+        }
+        #expect(state.enqueue(id: 1, waiter: "w") == nil)
+        let passed = state.abandonedClosed(max: 1)
+        #expect(passed?.waiter == "w")
+        #expect(state.abandoned == 0 && state.opened == 1 && state.leased == 1)
+    }
+
     @Test("the minimum connections reserve slots without leasing them")
     func reservedSlots() {
         var state = State()

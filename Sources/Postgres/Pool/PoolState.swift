@@ -45,6 +45,9 @@ struct PoolState<Connection, Waiter> {
     private(set) var opened = 0
     /// Connections (or reserved slots) held by tasks.
     private(set) var leased = 0
+    /// Connections whose task stopped waiting for a job still blocked on the server: no longer
+    /// leased, still open (their slot stays taken, so blocked threads never outnumber the slots).
+    private(set) var abandoned = 0
     private(set) var idle: [Connection] = []
     private var waiters: [QueuedWaiter] = []
     /// Waiters cancelled before they enqueued (the cancellation handler ran first).
@@ -115,6 +118,24 @@ struct PoolState<Connection, Waiter> {
     mutating func closed(max: Int) -> (waiter: Waiter, slot: Int)? {
         opened -= 1
         leased -= 1
+        guard !isShutdown, !waiters.isEmpty, opened < max else { return nil }
+        opened += 1
+        leased += 1
+        return (waiters.removeFirst().waiter, takeConnectionID())
+    }
+
+    /// The holder of a lease stopped waiting for a job on its connection (or connect) that the
+    /// server does not answer; the slot stays taken until `abandonedClosed`.
+    mutating func abandonLease() {
+        leased -= 1
+        abandoned += 1
+    }
+
+    /// The job an abandoned connection was left to has returned and the connection is closed (or
+    /// the abandoned connect ended). Returns a waiter that now gets the freed slot.
+    mutating func abandonedClosed(max: Int) -> (waiter: Waiter, slot: Int)? {
+        opened -= 1
+        abandoned -= 1
         guard !isShutdown, !waiters.isEmpty, opened < max else { return nil }
         opened += 1
         leased += 1
