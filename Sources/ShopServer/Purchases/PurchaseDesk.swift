@@ -29,7 +29,8 @@ struct PurchaseDesk: Sendable {
         do throws(ReceiptRefusal) {
             switch proof {
             case .signedTransaction(let jws): transaction = try await prover.verifyTransaction(jws)
-            case .receipt(let receipt, let productId): transaction = try await prover.prove(receipt: receipt, productId: productId)
+            case .receipt(let receipt, let productId):
+                transaction = try await prover.prove(receipt: receipt, productId: productId)
             }
         } catch {
             metrics.recordRefusal(error.reason.rawValue)
@@ -43,7 +44,7 @@ struct PurchaseDesk: Sendable {
             case .conflict: metrics.recordPurchase("conflict")
             }
             return outcome
-        } catch let error as LedgerError where error.code == .unknownProduct {
+        } catch let error as LedgerError where error.code == .unknownProduct || error.code == .accountTokenMismatch {
             metrics.recordRefusal(error.code.rawValue)
             throw error
         }
