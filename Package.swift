@@ -36,12 +36,16 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // Civil dates (the proleptic Gregorian calendar, no time zone): the one days-from-civil
+        // algorithm the database layer, the receipts and the reports share.
+        .target(name: "CivilDates", swiftSettings: strict),
         // Our libpq wrapper: connections, pool, bindings, rows, errors, transactions, COPY,
         // migrations runner and a private local cluster. Knows nothing of the shop.
         .target(
             name: "Postgres",
             dependencies: [
                 "CLibPQ",
+                "CivilDates",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -55,11 +59,12 @@ let package = Package(
         .target(
             name: "Receipts",
             dependencies: [
+                "CivilDates",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
-            exclude: ["STUB-RECEIPTS.md", "Resources"],
+            exclude: ["STUB-RECEIPTS.md"],
             swiftSettings: strict
         ),
         // The shop's domain and its store: catalog, users, purchases, journal, grants, refunds.
@@ -99,8 +104,10 @@ let package = Package(
         .target(
             name: "Reports",
             dependencies: [
+                "CivilDates",
                 "Ledger",
                 "Postgres",
+                "Receipts",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -110,6 +117,7 @@ let package = Package(
         .target(
             name: "Seeding",
             dependencies: [
+                "CivilDates",
                 "Ledger",
                 "Postgres",
                 .product(name: "Logging", package: "swift-log"),
@@ -123,6 +131,7 @@ let package = Package(
                 "Ledger",
                 "Reports",
                 "Seeding",
+                "CivilDates",
                 "Postgres",
                 "Receipts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -160,7 +169,7 @@ let package = Package(
             path: "Benchmarks/ReceiptsBench", swiftSettings: strict),
         .executableTarget(
             name: "ReportsBench",
-            dependencies: ["Reports", "Seeding", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Reports", "Seeding", "CivilDates", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/ReportsBench", swiftSettings: strict),
 
         .executableTarget(
@@ -191,7 +200,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ReportsTests", dependencies: [
-            "Reports", "Seeding", "Ledger", "Postgres", "Receipts", "TestSupport",
+            "Reports", "Seeding", "CivilDates", "Ledger", "Postgres", "Receipts", "TestSupport",
             .product(name: "CSV", package: "CSV.swift"),
         ], swiftSettings: strict),
         .testTarget(name: "ShopServerTests", dependencies: [

@@ -3,13 +3,12 @@ import Ledger
 import Postgres
 import Receipts
 
-/// The statement `LedgerStore.recordPurchase` sends for a new purchase, read back from the server
-/// rather than copied from the code: its text from `pg_prepared_statements` of the session that ran
-/// it, its parameters as the server logged them. Which parameters vary per call is found by
-/// matching the marker values the capturing call used.
+/// The statement `LedgerStore.recordPurchase` sends for a new purchase, as the ledger builds it
+/// (`LedgerStore.newPurchaseStatement`), with its parameters in the text form the server receives.
+/// Which parameters vary per call is found by matching the transaction's and user's values.
 public struct PurchaseStatement: Sendable {
     public let sql: String
-    /// Text of each parameter as the server received it, `$1` first.
+    /// Text of each parameter as the server receives it, `$1` first.
     public let parameters: [String]
     /// Positions (0-based) holding the transaction id (and the original transaction id), the uid and
     /// the product id.
@@ -17,86 +16,25 @@ public struct PurchaseStatement: Sendable {
     public let uidPosition: Int
     public let productPosition: Int
 
-    /// Records one purchase through a one-connection client (so the session is known), with
-    /// statement logging on, and reads the statement back.
-    public static func capture(
-        url: String, log: String, transaction: VerifiedTransaction, uid: String
-    ) async throws -> PurchaseStatement {
-        let client = PostgresClient(
-            configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 1))
-        do {
-            let statement = try await capture(client: client, log: log, transaction: transaction, uid: uid)
-            await client.shutdown()
-            return statement
-        } catch {
-            await client.shutdown()
-            throw error
+    public init(transaction: VerifiedTransaction, uid: String) throws {
+        let query = LedgerStore.newPurchaseStatement(transaction, for: uid)
+        let parameters = try query.binds.enumerated().map { index, bind in
+            switch bind.value {
+            case .text(let text): return text
+            case .binary(let bytes): return "\\x" + bytes.map { String(format: "%02x", $0) }.joined()
+            case .null: throw BenchError("parameter $\(index + 1) is NULL; pgbench cannot bind NULL")
+            }
         }
-    }
-
-    private static func capture(
-        client: PostgresClient, log: String, transaction: VerifiedTransaction, uid: String
-    ) async throws -> PurchaseStatement {
-        let before = (try? String(contentsOfFile: log, encoding: .utf8))?.utf8.count ?? 0
-        try await client.query("SET log_min_duration_statement = 0")
-        let outcome = try await LedgerStore(client: client).recordPurchase(transaction, for: uid)
-        try await client.query("RESET log_min_duration_statement")
-        guard case .recorded = outcome else { throw BenchError("capturing purchase not recorded: \(outcome)") }
-        let statements = try await client.query(
-            "SELECT statement FROM pg_prepared_statements WHERE statement LIKE 'WITH input AS%'")
-        guard statements.count == 1 else {
-            throw BenchError("expected one prepared purchase statement, found \(statements.count)")
-        }
-        let sql = try statements.single().decode(String.self, at: 0)
-
-        try await Task.sleep(for: .milliseconds(200))  // let the logging collector write
-        let data = (try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data()
-        let text = String(decoding: data.dropFirst(before), as: UTF8.self)
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        guard let executeLine = lines.firstIndex(where: { $0.contains(" execute ") && $0.contains("WITH input AS") }),
-            let detail = lines[executeLine...].first(where: { $0.contains("DETAIL:  parameters: ") }),
-            let range = detail.range(of: "DETAIL:  parameters: ")
-        else { throw BenchError("the purchase statement's parameters were not found in \(log)") }
-        let parameters = try parseParameters(String(detail[range.upperBound...]))
         func positions(of value: String) -> [Int] { parameters.indices.filter { parameters[$0] == value } }
         let transactionIds = positions(of: transaction.transactionId)
         guard !transactionIds.isEmpty, let uidPosition = positions(of: uid).first,
             let productPosition = positions(of: transaction.productId).first
         else { throw BenchError("could not place the marker values among the parameters \(parameters)") }
-        return PurchaseStatement(
-            sql: sql, parameters: parameters, transactionIdPositions: transactionIds, uidPosition: uidPosition,
-            productPosition: productPosition)
-    }
-
-    /// Parses `$1 = 'text', $2 = NULL, …` as PostgreSQL logs bind parameters (quotes doubled).
-    public static func parseParameters(_ text: String) throws -> [String] {
-        var values: [String] = []
-        var rest = Substring(text)
-        while !rest.isEmpty {
-            guard rest.hasPrefix("$"), let equals = rest.range(of: " = ") else {
-                throw BenchError("bad parameter list: \(rest.prefix(40))")
-            }
-            rest = rest[equals.upperBound...]
-            if rest.hasPrefix("NULL") {
-                throw BenchError("parameter $\(values.count + 1) is NULL; pgbench cannot bind NULL")
-            }
-            guard rest.hasPrefix("'") else { throw BenchError("bad parameter value: \(rest.prefix(40))") }
-            rest = rest.dropFirst()
-            var value = ""
-            while let quote = rest.firstIndex(of: "'") {
-                value += rest[..<quote]
-                rest = rest[rest.index(after: quote)...]
-                if rest.hasPrefix("'") {
-                    value += "'"
-                    rest = rest.dropFirst()
-                } else {
-                    break
-                }
-            }
-            values.append(value)
-            if rest.hasPrefix(", ") { rest = rest.dropFirst(2) }
-        }
-        return values
+        self.sql = query.sql
+        self.parameters = parameters
+        self.transactionIdPositions = transactionIds
+        self.uidPosition = uidPosition
+        self.productPosition = productPosition
     }
 
     /// One pgbench script per product: the statement with `$n` written as pgbench variables (which

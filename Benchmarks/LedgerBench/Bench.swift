@@ -88,11 +88,10 @@ struct Bench {
             }
         }
 
-        let statement = try await PurchaseStatement.capture(
-            url: url, log: log, transaction: transaction("capture-\(counter.next())", product: products[1]),
-            uid: "100001")
+        let statement = try PurchaseStatement(
+            transaction: transaction("capture-\(counter.next())", product: products[1]), uid: "100001")
         print(
-            "purchase statement: \(statement.sql.utf8.count) bytes, \(statement.parameters.count) parameters, read back from the server"
+            "purchase statement: \(statement.sql.utf8.count) bytes, \(statement.parameters.count) parameters, from the ledger"
         )
         guard
             let pgbench = Pgbench(

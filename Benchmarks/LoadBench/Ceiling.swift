@@ -48,8 +48,7 @@ enum Ceiling {
             }
             try await group.waitForAll()
         }
-        let statement = try await PurchaseStatement.capture(
-            url: server.databaseURL, log: server.folder + "/data.log",
+        let statement = try PurchaseStatement(
             transaction: benchTransaction("ceiling-capture", product: products[1]), uid: String(uids.lowerBound))
         guard
             let pgbench = Pgbench(

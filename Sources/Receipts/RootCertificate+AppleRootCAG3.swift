@@ -5,8 +5,7 @@ extension RootCertificate {
     /// from the bytes embedded in this source file (the binary needs no resource bundle beside it).
     ///
     /// SHA-256 fingerprint 63343ABFB89A6A03EBB57E9B3F5FA7BE7C4F5C756F3017B3A8C488C3653E9179,
-    /// valid 2014-04-30 to 2039-04-30. The same bytes ship as `Resources/AppleRootCA-G3.cer`; tests check
-    /// that both parse and match the fingerprint.
+    /// valid 2014-04-30 to 2039-04-30; a test holds the embedded bytes to that fingerprint.
     public static let appleRootCAG3: RootCertificate = {
         // The constant is fixed at build time and covered by tests, so failure here is a build defect.
         guard let der = Data(base64Encoded: appleRootCAG3Base64),
@@ -17,22 +16,6 @@ extension RootCertificate {
 
     /// Apple's published SHA-256 fingerprint of Apple Root CA - G3.
     public static let appleRootCAG3Fingerprint = "63343ABFB89A6A03EBB57E9B3F5FA7BE7C4F5C756F3017B3A8C488C3653E9179"
-
-    /// Apple Root CA - G3 loaded from the module's resource bundle (`Bundle.module`,
-    /// `Resources/AppleRootCA-G3.cer`). Throws when this build has no resource bundle.
-    ///
-    /// Prefer ``appleRootCAG3``: SwiftPM's `Bundle.module` accessor stops the process when the resource
-    /// bundle is not beside the binary.
-    public static func appleRootCAG3FromBundle() throws(ReceiptsConfigurationError) -> RootCertificate {
-        #if SWIFT_MODULE_RESOURCE_BUNDLE_AVAILABLE
-            guard let url = Bundle.module.url(forResource: "AppleRootCA-G3", withExtension: "cer") else {
-                throw ReceiptsConfigurationError("AppleRootCA-G3.cer is not in the Receipts resource bundle")
-            }
-            return try load(contentsOfFile: url.path)[0]
-        #else
-            throw ReceiptsConfigurationError("this build has no resource bundle; use RootCertificate.appleRootCAG3")
-        #endif
-    }
 
     // DER of https://www.apple.com/certificateauthority/AppleRootCA-G3.cer, base64.
     private static let appleRootCAG3Base64 = """

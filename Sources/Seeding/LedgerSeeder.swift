@@ -1,3 +1,4 @@
+import CivilDates
 import Ledger
 import Logging
 import Postgres
@@ -56,20 +57,16 @@ public struct LedgerSeeder: Sendable {
     public func seed(_ configuration: SeedConfiguration) async throws -> Summary {
         try configuration.validate()
         let items = try await paidItems()
-        guard !items.isEmpty else { throw SeedError(.seedRefused, "the catalog has no paid items to sell") }
+        guard !items.isEmpty else { throw SeedError("the catalog has no paid items to sell") }
         guard configuration.users * items.count >= configuration.purchases else {
-            throw SeedError(
-                .invalidInput,
-                "--users must be at least \((configuration.purchases + items.count - 1) / items.count): each user buys each of the \(items.count) paid items at most once"
+            throw SeedError("--users must be at least \((configuration.purchases + items.count - 1) / items.count): each user buys each of the \(items.count) paid items at most once"
             )
         }
         let names = SeedNames(seed: configuration.seed)
         let taken = try await client.query("SELECT EXISTS (SELECT 1 FROM users WHERE uid = \(names.uid(0))::text)")
             .single().decode(Bool.self, at: 0)
         guard !taken else {
-            throw SeedError(
-                .seedRefused,
-                "this database already holds the data of --seed \(configuration.seed); choose another --seed")
+            throw SeedError("this database already holds the data of --seed \(configuration.seed); choose another --seed")
         }
 
         let clock = ContinuousClock()
@@ -157,41 +154,36 @@ public struct LedgerSeeder: Sendable {
                 }
                 try await buffer.flush(to: writer)
             }
-            try await connection.copyFrom(
-                "COPY grants (uid, item_kind, item_index, free, purchased_count, shared_count, updated_at) FROM STDIN"
-            ) { writer in
-                var buffer = CopyRowBuffer()
-                for user in 0..<count {
-                    for kind in ItemKind.allCases {
-                        buffer.text(names.uid(user))
-                        buffer.text(kind.rawValue)
-                        buffer.int(0)
-                        buffer.text("t")
-                        buffer.int(0)
-                        buffer.int(0)
-                        buffer.timestamp(milliseconds: registeredAt)
-                        try await buffer.endRow(to: writer)
+            // The free item (index 0) of each kind, per user: its grant and the grant's history.
+            func copyFreeItemRows(_ statement: PostgresQuery, _ columns: (inout CopyRowBuffer) -> Void) async throws {
+                try await connection.copyFrom(statement) { writer in
+                    var buffer = CopyRowBuffer()
+                    for user in 0..<count {
+                        for kind in ItemKind.allCases {
+                            buffer.text(names.uid(user))
+                            buffer.text(kind.rawValue)
+                            buffer.int(0)
+                            columns(&buffer)
+                            buffer.timestamp(milliseconds: registeredAt)
+                            try await buffer.endRow(to: writer)
+                        }
                     }
+                    try await buffer.flush(to: writer)
                 }
-                try await buffer.flush(to: writer)
             }
-            try await connection.copyFrom(
+            try await copyFreeItemRows(
+                "COPY grants (uid, item_kind, item_index, free, purchased_count, shared_count, updated_at) FROM STDIN"
+            ) { buffer in
+                buffer.text("t")
+                buffer.int(0)
+                buffer.int(0)
+            }
+            try await copyFreeItemRows(
                 "COPY grant_events (uid, item_kind, item_index, source, delta, cause, recorded_at) FROM STDIN"
-            ) { writer in
-                var buffer = CopyRowBuffer()
-                for user in 0..<count {
-                    for kind in ItemKind.allCases {
-                        buffer.text(names.uid(user))
-                        buffer.text(kind.rawValue)
-                        buffer.int(0)
-                        buffer.text("free")
-                        buffer.int(1)
-                        buffer.text("register")
-                        buffer.timestamp(milliseconds: registeredAt)
-                        try await buffer.endRow(to: writer)
-                    }
-                }
-                try await buffer.flush(to: writer)
+            ) { buffer in
+                buffer.text("free")
+                buffer.int(1)
+                buffer.text("register")
             }
         }
     }

@@ -1,4 +1,4 @@
-import Postgres
+import CivilDates
 
 /// What `shopledger seed` makes: `purchases` synthetic purchases over the `days` days ending on
 /// `lastDay` (UTC days), by `users` users, with refunds, reversals, family sharing and test traffic
@@ -49,23 +49,21 @@ public struct SeedConfiguration: Sendable, Hashable {
 
     public func validate() throws {
         guard (1...100_000_000).contains(purchases) else {
-            throw SeedError(.invalidInput, "--purchases must be between 1 and 100000000")
+            throw SeedError("--purchases must be between 1 and 100000000")
         }
-        guard (1...3660).contains(days) else { throw SeedError(.invalidInput, "--days must be between 1 and 3660") }
+        guard (1...3660).contains(days) else { throw SeedError("--days must be between 1 and 3660") }
         guard users >= Self.minimumUsers(for: purchases), users <= 100_000_000 else {
-            throw SeedError(
-                .invalidInput,
-                "--users must be between \(Self.minimumUsers(for: purchases)) (each user buys each of the "
+            throw SeedError("--users must be between \(Self.minimumUsers(for: purchases)) (each user buys each of the "
                     + "\(Self.paidItemsPerUser) paid items at most once) and 100000000")
         }
         guard lastDay.daysSinceEpoch - days >= 0, lastDay.year < 9000 else {
-            throw SeedError(.invalidInput, "the seeded days must fall between 1970 and 9000")
+            throw SeedError("the seeded days must fall between 1970 and 9000")
         }
         guard (1...1_000_000).contains(batchSize) else {
-            throw SeedError(.invalidInput, "the batch size must be between 1 and 1000000")
+            throw SeedError("the batch size must be between 1 and 1000000")
         }
         guard (1...8).contains(parallelBatches) else {
-            throw SeedError(.invalidInput, "the parallel batches must be between 1 and 8")
+            throw SeedError("the parallel batches must be between 1 and 8")
         }
     }
 }

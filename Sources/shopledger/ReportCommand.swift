@@ -1,8 +1,8 @@
 import ArgumentParser
+import CivilDates
 import Foundation
 import Ledger
 import Logging
-import Postgres
 import Reports
 
 /// `shopledger report daily|range`: revenue reports from the ledger as CSV and Markdown.
@@ -27,7 +27,7 @@ struct ReportOutputOptions: ParsableArguments {
 
     @Option(
         help: "Estimated store commission as a fraction: 0.30 (App Store standard) or 0.15 (Small Business Program).")
-    var commission = "0.30"
+    var commission = CommissionRate.standard
 
     @Option(
         help: "What to reconcile: period (this report's rows) or full (every ledger invariant over all of history).")
@@ -53,14 +53,10 @@ struct ReportOutputOptions: ParsableArguments {
     }
 
     func options() throws -> ReportOptions {
-        guard let rate = CommissionRate(decimal: commission) else {
-            throw ValidationError(
-                "--commission must be a fraction between 0 and 1 with at most 6 decimals, e.g. 0.30 or 0.15.")
-        }
         guard let scope = ReportOptions.Reconciliation(rawValue: reconcile) else {
             throw ValidationError("--reconcile must be period or full.")
         }
-        return ReportOptions(timeZone: timeZone, commission: rate, reconciliation: scope)
+        return ReportOptions(timeZone: timeZone, commission: commission, reconciliation: scope)
     }
 
     /// Writes the report and prints where; exit status 1 when its reconciliation failed.
@@ -79,15 +75,6 @@ struct ReportOutputOptions: ParsableArguments {
     }
 }
 
-extension ReportOutputOptions {
-    static func parseDate(_ text: String, option: String) throws -> CalendarDate {
-        guard let date = CalendarDate(text) else {
-            throw ValidationError("\(option) must be a date as YYYY-MM-DD, e.g. 2025-03-09.")
-        }
-        return date
-    }
-}
-
 /// `shopledger report daily`: the nightly job.
 struct DailyReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -100,22 +87,17 @@ struct DailyReportCommand: AsyncParsableCommand {
             written, 1 the report's reconciliation failed (the files are still written) or it could not be made.
             """)
 
-    @Option(help: "The day, YYYY-MM-DD. Default: yesterday in --tz.")
-    var date: String?
+    @Option(help: ArgumentHelp("The day. Default: yesterday in --tz.", valueName: "YYYY-MM-DD"))
+    var date: CalendarDate?
 
     @OptionGroup var output: ReportOutputOptions
     @OptionGroup var database: DatabaseOptions
 
-    func validate() throws {
-        if let date { _ = try ReportOutputOptions.parseDate(date, option: "--date") }
-    }
-
     func run() async throws {
         let logger = CommandLogging.logger()
         let options = try output.options()
-        let day = try date.map { try ReportOutputOptions.parseDate($0, option: "--date") }
         let report = try await database.withClient(logger: logger) { client in
-            try await RevenueReporter(client: client, logger: logger).daily(date: day, options: options)
+            try await RevenueReporter(client: client, logger: logger).daily(date: date, options: options)
         }
         try output.write(report, logger: logger)
     }
@@ -131,34 +113,28 @@ struct RangeReportCommand: AsyncParsableCommand {
             Weeks run Monday to Sunday; the first and last period are clipped to the range.
             """)
 
-    @Option(help: "First day, YYYY-MM-DD.")
-    var from: String
+    @Option(help: ArgumentHelp("First day.", valueName: "YYYY-MM-DD"))
+    var from: CalendarDate
 
-    @Option(help: "Last day (included), YYYY-MM-DD.")
-    var to: String
+    @Option(help: ArgumentHelp("Last day (included).", valueName: "YYYY-MM-DD"))
+    var to: CalendarDate
 
     @Option(help: "Periods: day, week or month.")
-    var by = "day"
+    var by = ReportGrouping.day
 
     @OptionGroup var output: ReportOutputOptions
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
-        let first = try ReportOutputOptions.parseDate(from, option: "--from")
-        let last = try ReportOutputOptions.parseDate(to, option: "--to")
-        guard first <= last else { throw ValidationError("--from \(first) is after --to \(last).") }
-        guard ReportGrouping(rawValue: by) != nil else { throw ValidationError("--by must be day, week or month.") }
+        guard from <= to else { throw ValidationError("--from \(from) is after --to \(to).") }
     }
 
     func run() async throws {
         let logger = CommandLogging.logger()
         let options = try output.options()
-        let first = try ReportOutputOptions.parseDate(from, option: "--from")
-        let last = try ReportOutputOptions.parseDate(to, option: "--to")
-        let grouping = ReportGrouping(rawValue: by)!
         let report = try await database.withClient(logger: logger) { client in
             try await RevenueReporter(client: client, logger: logger).range(
-                from: first, through: last, by: grouping, options: options)
+                from: from, through: to, by: by, options: options)
         }
         try output.write(report, logger: logger)
     }

@@ -1,6 +1,6 @@
 import ArgumentParser
+import CivilDates
 import Foundation
-import Postgres
 import Reports
 import Seeding
 
@@ -26,8 +26,10 @@ struct SeedCommand: AsyncParsableCommand {
     @Option(help: "How many users (default: a third of the purchases).")
     var users: Int?
 
-    @Option(name: .customLong("last-day"), help: "The last seeded day, YYYY-MM-DD (UTC). Default: yesterday (UTC).")
-    var lastDay: String?
+    @Option(
+        name: .customLong("last-day"),
+        help: ArgumentHelp("The last seeded day (UTC). Default: yesterday (UTC).", valueName: "YYYY-MM-DD"))
+    var lastDay: CalendarDate?
 
     @Option(help: "Varies the data; seeding twice needs two seeds.")
     var seed: UInt64 = 1
@@ -38,7 +40,6 @@ struct SeedCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
-        if let lastDay { _ = try ReportOutputOptions.parseDate(lastDay, option: "--last-day") }
         do {
             try configuration().validate()
         } catch let error as SeedError {
@@ -46,10 +47,9 @@ struct SeedCommand: AsyncParsableCommand {
         }
     }
 
-    func configuration() throws -> SeedConfiguration {
-        let last =
-            try lastDay.map { try ReportOutputOptions.parseDate($0, option: "--last-day") } ?? Self.yesterdayUTC()
-        return SeedConfiguration(purchases: purchases, days: days, users: users, lastDay: last, seed: seed)
+    func configuration() -> SeedConfiguration {
+        SeedConfiguration(
+            purchases: purchases, days: days, users: users, lastDay: lastDay ?? Self.yesterdayUTC(), seed: seed)
     }
 
     static func seconds(_ duration: Duration) -> String {
@@ -62,7 +62,7 @@ struct SeedCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = CommandLogging.logger()
-        let configuration = try configuration()
+        let configuration = configuration()
         try await database.withClient(logger: logger) { client in
             let seeder = LedgerSeeder(client: client, logger: logger)
             let clock = ContinuousClock()

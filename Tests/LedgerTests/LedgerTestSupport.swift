@@ -13,50 +13,13 @@ func withLedger<R: Sendable>(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: (TestDatabase, LedgerStore) async throws -> R
 ) async throws -> R {
-    try await LedgerTestGate.shared.run {
+    try await TestGate.ledger.run {
         try await withTestDatabase(label, maximumConnections: maximumConnections) { db in
             let ledger = LedgerStore(client: db.client)
             let result = try await body(db, ledger)
             try await expectInvariants(db.client, sourceLocation: sourceLocation)
             return result
         }
-    }
-}
-
-/// Limits how many ledger tests hold a database at once. TestSupport creates each test's database
-/// through a 2-connection admin pool whose leases time out after 10 s; with ~40 tests starting at
-/// once on 2 cores, and the randomized test loading both, CREATE DATABASE took 0.5–2 s each here and
-/// the last leases timed out. Queueing here (no timeout) keeps that pool's queue short.
-actor LedgerTestGate {
-    static let shared = LedgerTestGate(permits: 3)
-
-    private var available: Int
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    init(permits: Int) { available = permits }
-
-    nonisolated func run<R: Sendable>(_ body: () async throws -> R) async throws -> R {
-        await acquire()
-        do {
-            let result = try await body()
-            await release()
-            return result
-        } catch {
-            await release()
-            throw error
-        }
-    }
-
-    private func acquire() async {
-        if available > 0 {
-            available -= 1
-            return
-        }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    private func release() {
-        if waiters.isEmpty { available += 1 } else { waiters.removeFirst().resume() }
     }
 }
 
@@ -104,18 +67,6 @@ func catalogPrice(_ item: ItemID) -> Int64 {
     case .face: item.index == 1 ? 1_200_000 : 2_500_000
     case .background: item.index <= 3 ? 1_200_000 : 2_500_000
     }
-}
-
-/// 32 deterministic bytes standing for the SHA-256 of some evidence (tests only need distinctness).
-func fakeDigest(_ text: String) -> [UInt8] {
-    var state: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in text.utf8 { state = (state ^ UInt64(byte)) &* 0x100_0000_01b3 }
-    var bytes: [UInt8] = []
-    for _ in 0..<4 {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        withUnsafeBytes(of: state.bigEndian) { bytes.append(contentsOf: $0) }
-    }
-    return bytes
 }
 
 /// A verified transaction, as the Receipts module would hand it over.

@@ -50,7 +50,7 @@ struct ReconcilerTests {
 
     @Test("a corrupted copy of a database fails, naming the broken rows; the original still passes")
     func corruptedCopyFails() async throws {
-        try await LedgerTestGate.shared.run { try await withTestDatabase { db in
+        try await TestGate.ledger.run { try await withTestDatabase { db in
             try await Self.populate(LedgerStore(client: db.client))
             #expect(try await Reconciler(client: db.client).run().passed)
             await db.client.shutdown()  // CREATE DATABASE ... TEMPLATE needs the source idle

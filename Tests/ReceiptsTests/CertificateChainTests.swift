@@ -26,33 +26,33 @@ struct CertificateChainTests {
         #expect(await refusalReason { _ = try await verifier.verifyTransaction(jws) } == .untrustedChain)
     }
 
-    @Test("an intermediate without Apple's WWDR OID is refused")
-    func intermediateWithoutOID() async throws {
-        let pki = try TestPKI(.init(intermediateHasAppleOID: false))
+    @Test(
+        "an intermediate without Apple's WWDR OID, or a leaf without the receipt-signing OID, is refused",
+        arguments: [
+            (false, true, "1.2.840.113635.100.6.2.1"),
+            (true, false, "1.2.840.113635.100.6.11.1"),
+        ])
+    func certificateWithoutOID(intermediateHasOID: Bool, leafHasOID: Bool, oid: String) async throws {
+        let pki = try TestPKI(.init(intermediateHasAppleOID: intermediateHasOID, leafHasAppleOID: leafHasOID))
         let refusal = await refusal {
             _ = try await Fixtures.verifier(pki).verifyTransaction(pki.sign(Fixtures.transaction()))
         }
         #expect(refusal?.reason == .untrustedChain)
-        #expect(refusal?.message.contains("1.2.840.113635.100.6.2.1") == true)
+        #expect(refusal?.message.contains(oid) == true)
     }
 
-    @Test("a leaf without Apple's receipt-signing OID is refused")
-    func leafWithoutOID() async throws {
-        let pki = try TestPKI(.init(leafHasAppleOID: false))
-        let refusal = await refusal {
-            _ = try await Fixtures.verifier(pki).verifyTransaction(pki.sign(Fixtures.transaction()))
-        }
-        #expect(refusal?.reason == .untrustedChain)
-        #expect(refusal?.message.contains("1.2.840.113635.100.6.11.1") == true)
+    /// A PKI whose leaf was valid from two years to one year before `now`.
+    static func pkiWithLeafExpired(before now: Date) throws -> TestPKI {
+        try TestPKI(
+            .init(
+                leafNotBefore: now.addingTimeInterval(-2 * TestPKI.year),
+                leafNotAfter: now.addingTimeInterval(-TestPKI.year)))
     }
 
     @Test("a leaf expired at signedDate is refused; one valid at signedDate passes")
     func expiredLeaf() async throws {
         let now = Date()
-        let pki = try TestPKI(
-            .init(
-                leafNotBefore: now.addingTimeInterval(-2 * TestPKI.year),
-                leafNotAfter: now.addingTimeInterval(-TestPKI.year)))
+        let pki = try Self.pkiWithLeafExpired(before: now)
         let verifier = try Fixtures.verifier(pki)
         let refusal = await refusal {
             _ = try await verifier.verifyTransaction(pki.sign(Fixtures.transaction(signedAt: now)))
@@ -69,10 +69,7 @@ struct CertificateChainTests {
     @Test("a cached chain still refuses a signedDate outside the leaf's validity")
     func cacheHonoursValidity() async throws {
         let now = Date()
-        let pki = try TestPKI(
-            .init(
-                leafNotBefore: now.addingTimeInterval(-2 * TestPKI.year),
-                leafNotAfter: now.addingTimeInterval(-TestPKI.year)))
+        let pki = try Self.pkiWithLeafExpired(before: now)
         let verifier = try Fixtures.verifier(pki)
         _ = try await verifier.verifyTransaction(
             pki.sign(Fixtures.transaction(signedAt: now.addingTimeInterval(-1.5 * TestPKI.year))))

@@ -6,10 +6,6 @@ import TestSupport
 
 @Suite("Root certificates")
 struct RootCertificateTests {
-    static let resourcePath = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Sources/Receipts/Resources/AppleRootCA-G3.cer").path
-
     @Test("the shipped Apple Root CA - G3 parses and has Apple's published fingerprint")
     func appleRootCAG3() throws {
         let root = RootCertificate.appleRootCAG3
@@ -18,18 +14,6 @@ struct RootCertificateTests {
         #expect(root.subject.contains("Apple Root CA - G3"))
         #expect(root.notValidAfter > Date())
         #expect(VerifierConfiguration(bundleId: "b").rootCertificates == [root])
-    }
-
-    @Test("the resource file holds the same certificate as the embedded constant")
-    func resourceFile() throws {
-        let loaded = try RootCertificate.load(contentsOfFile: Self.resourcePath)
-        #expect(loaded == [RootCertificate.appleRootCAG3])
-        do {
-            #expect(try RootCertificate.appleRootCAG3FromBundle() == .appleRootCAG3)
-        } catch {
-            // Only a build without the resource bundle may say so.
-            #expect(error.message.contains("no resource bundle"))
-        }
     }
 
     @Test("roots load from PEM (one or several) and DER files; junk is a configuration error")

@@ -9,7 +9,7 @@ import Testing
 struct ReconciliationTests {
     @Test("report_totals_match_ledger fails, naming the account, when postings disagree with the purchases")
     func checkFails() async throws {
-        try await ReportTestGate.shared.run {
+        try await TestGate.reports.run {
             try await withTestDatabase { db in
                 let ledger = LedgerStore(client: db.client)
                 _ = try await ledger.register(uid: "ivy", profile: testProfile)

@@ -1,4 +1,5 @@
 import CSV
+import CivilDates
 import Foundation
 import Ledger
 import Logging
@@ -15,7 +16,7 @@ func withReportLedger<R: Sendable>(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: (TestDatabase, LedgerStore) async throws -> R
 ) async throws -> R {
-    try await ReportTestGate.shared.run {
+    try await TestGate.reports.run {
         try await withTestDatabase(label) { db in
             let ledger = LedgerStore(client: db.client)
             let result = try await body(db, ledger)
@@ -26,40 +27,6 @@ func withReportLedger<R: Sendable>(
             }
             return result
         }
-    }
-}
-
-/// Limits how many report tests hold a database at once (CREATE DATABASE is slow on 2 busy cores).
-actor ReportTestGate {
-    static let shared = ReportTestGate(permits: 2)
-
-    private var available: Int
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    init(permits: Int) { available = permits }
-
-    nonisolated func run<R: Sendable>(_ body: () async throws -> R) async throws -> R {
-        await acquire()
-        do {
-            let result = try await body()
-            await release()
-            return result
-        } catch {
-            await release()
-            throw error
-        }
-    }
-
-    private func acquire() async {
-        if available > 0 {
-            available -= 1
-            return
-        }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    private func release() {
-        if waiters.isEmpty { available += 1 } else { waiters.removeFirst().resume() }
     }
 }
 
@@ -88,18 +55,6 @@ func productId(_ item: ItemID) -> String {
     case .face: "com.memolease.sesac1.sprout\(item.index)"
     case .background: "com.memolease.sesac1.background\(item.index)"
     }
-}
-
-/// 32 bytes standing for the SHA-256 of some evidence (tests need distinctness only).
-func fakeDigest(_ text: String) -> [UInt8] {
-    var state: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in text.utf8 { state = (state ^ UInt64(byte)) &* 0x100_0000_01b3 }
-    var bytes: [UInt8] = []
-    for _ in 0..<4 {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        withUnsafeBytes(of: state.bigEndian) { bytes.append(contentsOf: $0) }
-    }
-    return bytes
 }
 
 /// A verified transaction as the Receipts module would hand it over.

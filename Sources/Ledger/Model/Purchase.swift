@@ -69,7 +69,7 @@ extension Purchase {
 
     /// The state of purchase `p`: the kind of its latest journal entry.
     static let stateExpression = """
-        coalesce((SELECT CASE j.kind WHEN 'refund' THEN 'refunded' WHEN 'family_revoke' THEN 'revoked' ELSE 'live' END
+        coalesce((SELECT purchase_state_after(j.kind)
                   FROM journal_entries j
                   WHERE j.store = p.store AND j.environment = p.environment AND j.transaction_id = p.transaction_id
                   ORDER BY j.seq DESC LIMIT 1), 'live')

@@ -233,3 +233,11 @@ extension PostgresRow {
         return InsertResult(registered: registered, item: item, recordedAt: recordedAt)
     }
 }
+
+extension LedgerStore {
+    /// The statement `recordPurchase` sends for a new purchase of `transaction` by `uid`, so the
+    /// benchmarks drive exactly what the server sends (text and bindings) outside of it.
+    package static func newPurchaseStatement(_ transaction: VerifiedTransaction, for uid: String) -> PostgresQuery {
+        insertPurchase(PurchaseInput(transaction: transaction, uid: uid), lockingTransaction: false)
+    }
+}

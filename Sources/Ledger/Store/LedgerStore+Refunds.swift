@@ -81,7 +81,7 @@ extension LedgerStore {
                 WHERE store = \(store)::text AND environment = \(environment)::text AND transaction_id = \(transactionId)::text
             ),
             latest_entry AS (
-                SELECT j.seq, CASE j.kind WHEN 'refund' THEN 'refunded' WHEN 'family_revoke' THEN 'revoked' ELSE 'live' END AS state
+                SELECT j.seq, purchase_state_after(j.kind) AS state
                 FROM journal_entries j JOIN purchase p USING (store, environment, transaction_id)
                 ORDER BY j.seq DESC LIMIT 1
             ),

@@ -355,16 +355,7 @@ final class PGConnection: @unchecked Sendable {
 
     /// Starts `COPY … FROM STDIN`.
     func beginCopyIn(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) {
-        try begin(operation: operation)
-        let result = try send(query)
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_COPY_IN else {
-            end()
-            if status == PGRES_FATAL_ERROR { throw error(from: result, query: query.sql) }
-            drain()
-            throw PostgresError(code: .invalidUsage, message: "not a COPY … FROM STDIN statement", query: query.sql)
-        }
+        try beginCopy(query, operation: operation, expecting: PGRES_COPY_IN, "not a COPY … FROM STDIN statement")
     }
 
     func putCopyData(_ bytes: [UInt8]) throws(PostgresError) {
@@ -398,15 +389,23 @@ final class PGConnection: @unchecked Sendable {
 
     /// Starts `COPY … TO STDOUT`.
     func beginCopyOut(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) {
+        try beginCopy(query, operation: operation, expecting: PGRES_COPY_OUT, "not a COPY … TO STDOUT statement")
+    }
+
+    /// Sends a COPY statement and checks the server entered the expected COPY state; otherwise ends the
+    /// operation and throws the server's error, or `misuse` when the statement was not such a COPY.
+    private func beginCopy(
+        _ query: PostgresQuery, operation: UInt64, expecting expected: ExecStatusType, _ misuse: String
+    ) throws(PostgresError) {
         try begin(operation: operation)
         let result = try send(query)
         defer { PQclear(result) }
         let status = PQresultStatus(result)
-        guard status == PGRES_COPY_OUT else {
+        guard status == expected else {
             end()
             if status == PGRES_FATAL_ERROR { throw error(from: result, query: query.sql) }
             drain()
-            throw PostgresError(code: .invalidUsage, message: "not a COPY … TO STDOUT statement", query: query.sql)
+            throw PostgresError(code: .invalidUsage, message: misuse, query: query.sql)
         }
     }
 

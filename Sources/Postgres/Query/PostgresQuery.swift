@@ -79,15 +79,6 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
         return quoted + "\""
     }
 
-    /// Quotes a string literal for the rare places where a parameter cannot stand (utility
-    /// statements such as `CREATE DATABASE ... TEMPLATE`); standard_conforming_strings is on.
-    public static func quoteLiteral(_ text: String) -> String {
-        var quoted = "'"
-        for scalar in text.unicodeScalars where scalar != "\0" {
-            if scalar == "'" { quoted += "''" } else { quoted.unicodeScalars.append(scalar) }
-        }
-        return quoted + "'"
-    }
 }
 
 /// One bound parameter: its wire form and type OID (0 lets the server infer the type from context).

@@ -30,20 +30,16 @@ struct CompactJWS {
         let bytes = Array(input.utf8).trimmingASCIIWhitespace()
         guard !bytes.isEmpty else { throw ReceiptRefusal(.malformed, "signed data is empty") }
 
-        var dots: [Int] = []
-        for index in bytes.indices where bytes[index] == UInt8(ascii: ".") {
-            dots.append(index)
-            if dots.count > 2 { break }
-        }
-        guard dots.count == 2 else {
+        let segments: JWSSegments
+        do {
+            segments = try JWSSegments(splitting: bytes)
+        } catch .notThreeSegments {
             throw ReceiptRefusal(.malformed, "a JWS has three dot-separated segments")
-        }
-        let headerSegment = bytes[bytes.startIndex..<dots[0]]
-        let payloadSegment = bytes[(dots[0] + 1)..<dots[1]]
-        let signatureSegment = bytes[(dots[1] + 1)...]
-        guard !headerSegment.isEmpty, !payloadSegment.isEmpty else {
+        } catch {
             throw ReceiptRefusal(.malformed, "JWS header or payload segment is empty")
         }
+        let headerSegment = segments.header
+        let payloadSegment = segments.payload
         guard headerSegment.count <= Self.maxHeaderSegmentBytes else {
             throw ReceiptRefusal(.malformed, "JWS header is over \(Self.maxHeaderSegmentBytes) bytes")
         }
@@ -63,8 +59,8 @@ struct CompactJWS {
         self.header = header
         self.headerJSON = headerJSON
         self.payloadJSON = payloadJSON
-        self.signingInput = bytes[bytes.startIndex..<dots[1]]
-        self.signatureSegment = signatureSegment
+        self.signingInput = segments.signingInput
+        self.signatureSegment = segments.signature
     }
 
     /// Decodes the payload JSON into `type`, refusing as `malformed` when it does not fit.

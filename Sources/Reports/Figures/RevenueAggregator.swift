@@ -1,4 +1,5 @@
 import Ledger
+import Receipts
 
 /// Turns the queries' groups into report figures, in exact integer arithmetic: units and amounts
 /// per item, summed to kind and currency totals; commission per unit; buyers as counted by the
@@ -19,20 +20,20 @@ struct RevenueAggregator: Sendable {
         for group in entries {
             var accumulation = periods[group.period] ?? Accumulation()
             defer { periods[group.period] = accumulation }
-            if group.ownership != "PURCHASED" {
+            if group.ownership != .purchased {
                 // Family sharing: the organiser paid; the member is granted the item, no revenue.
                 let key = GrantLineKey(book: group.book, item: group.item)
                 switch group.entryKind {
-                case "purchase": accumulation.grants[key, default: GrantFigures()].familyShared += group.count
-                case "family_revoke", "refund":
+                case .purchase: accumulation.grants[key, default: GrantFigures()].familyShared += group.count
+                case .familyRevoke, .refund:
                     accumulation.grants[key, default: GrantFigures()].familyRevokes += group.count
-                default: break
+                case .refundReversal: break
                 }
                 continue
             }
             guard let currency = group.currency, let price = group.priceMilli else {
                 // The store sent no price: an item granted, an amount unknown.
-                if group.entryKind == "purchase" {
+                if group.entryKind == .purchase {
                     accumulation.grants[GrantLineKey(book: group.book, item: group.item), default: GrantFigures()]
                         .unpriced +=
                         group.count
@@ -43,19 +44,19 @@ struct RevenueAggregator: Sendable {
             let unitCommission = commission.commissionMilli(onUnitPriced: price, currency: currency)
             var figures = RevenueFigures()
             switch group.entryKind {
-            case "purchase":
+            case .purchase:
                 figures.purchases = group.count
                 figures.grossMilli = count * price
                 figures.commissionMilli = count * unitCommission
-            case "refund":
+            case .refund:
                 figures.refunds = group.count
                 figures.refundedMilli = count * price
                 figures.commissionMilli = -count * unitCommission
-            case "refund_reversal":
+            case .refundReversal:
                 figures.reversals = group.count
                 figures.reversedMilli = count * price
                 figures.commissionMilli = count * unitCommission
-            default:
+            case .familyRevoke:
                 continue  // a family revoke of a bought purchase does not happen; nothing to count
             }
             let itemKey = RevenueLineKey(

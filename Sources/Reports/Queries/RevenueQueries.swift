@@ -1,6 +1,8 @@
+import CivilDates
 import Foundation
 import Ledger
 import Postgres
+import Receipts
 
 /// The SQL behind the reports. Each reads only the rows of its window: purchases by an index range
 /// scan on `purchased_at`, the other journal entries (refunds, reversals, revokes) by one on
@@ -54,15 +56,18 @@ enum RevenueQueries {
     static func entryGroups(_ window: ReportWindow?, on connection: PostgresConnection) async throws -> [EntryGroup] {
         let rows = try await connection.query(entryGroupsQuery(window))
         return try rows.map { row in
-            let (period, entryKind, book, currency, kind, index, ownership, price, count) =
+            let (period, entryText, book, currency, kind, index, ownership, price, count) =
                 try row.decode((Int, String, String, String?, String, Int, String, Int64?, Int).self)
             guard let itemKind = ItemKind(rawValue: kind) else {
                 throw PostgresError(code: .decoding, message: "purchases has an unknown item kind \(kind)")
             }
+            guard let entryKind = JournalEntryKind(rawValue: entryText) else {
+                throw PostgresError(code: .decoding, message: "journal_entries has an unknown kind \(entryText)")
+            }
             return EntryGroup(
                 period: period, entryKind: entryKind, book: book, currency: currency,
                 item: ItemID(kind: itemKind, index: index),
-                ownership: ownership, priceMilli: price, count: count)
+                ownership: OwnershipType(rawValue: ownership), priceMilli: price, count: count)
         }
     }
 
@@ -169,8 +174,10 @@ enum RevenueQueries {
             guard let itemKind = ItemKind(rawValue: itemKind) else {
                 throw PostgresError(code: .decoding, message: "purchases has an unknown item kind \(itemKind)")
             }
+            guard let entryKind = JournalEntryKind(rawValue: kind), entryKind == .refund || entryKind == .refundReversal
+            else { throw PostgresError(code: .decoding, message: "a refund line has journal entry kind \(kind)") }
             return RefundLine(
-                localTime: time, isReversal: kind == "refund_reversal", transactionId: transactionId,
+                localTime: time, isReversal: entryKind == .refundReversal, transactionId: transactionId,
                 item: ItemID(kind: itemKind, index: index), amount: Money(amountMilli: price, currency: currency),
                 purchasedOn: purchasedOn, revocationReason: reason)
         }
@@ -260,11 +267,11 @@ extension RevenueQueries {
 /// How many journal entries of one shape a window holds (a row of `entryGroups`).
 struct EntryGroup: Sendable, Hashable {
     let period: Int
-    let entryKind: String
+    let entryKind: JournalEntryKind
     let book: String
     let currency: String?
     let item: ItemID
-    let ownership: String
+    let ownership: OwnershipType
     let priceMilli: Int64?
     let count: Int
 }

@@ -1,14 +1,23 @@
-/// Strict RFC 4648 base64 and base64url decoding.
+/// Strict RFC 4648 base64 and base64url decoding: the one decoder of App Store JWS, classic receipts,
+/// X.509 `x5c` entries and Firebase ID tokens.
 ///
-/// Padding is optional; characters outside the alphabet (including whitespace), impossible lengths and
-/// non-zero trailing bits are refused, so every accepted string has exactly one decoding and no input
-/// is silently altered. The decoded size is computed and bounded before anything is allocated.
-enum Base64 {
-    enum Alphabet {
+/// Characters outside the alphabet (including whitespace), impossible lengths and non-zero trailing
+/// bits are refused, so every accepted string has exactly one decoding and no input is silently
+/// altered. Padding is optional unless the caller forbids it. The decoded size is computed and bounded
+/// before anything is allocated.
+package enum Base64 {
+    package enum Alphabet: Sendable {
         /// `A–Z a–z 0–9 + /` (X.509 `x5c` entries, classic receipts).
         case standard
         /// `A–Z a–z 0–9 - _` (JWS segments).
         case url
+    }
+
+    package enum Padding: Sendable {
+        /// `=` padding may end the input (App Store JWS segments, certificates, receipts).
+        case optional
+        /// No `=` at all (RFC 7515 §2 for JWS; Firebase ID tokens are held to it).
+        case forbidden
     }
 
     private static let invalid: UInt8 = 0xFF
@@ -22,7 +31,7 @@ enum Base64 {
     }
 
     /// The decoded length of `count` unpadded base64 characters, or nil when no input has that length.
-    static func decodedLength(ofUnpadded count: Int) -> Int? {
+    package static func decodedLength(ofUnpadded count: Int) -> Int? {
         switch count % 4 {
         case 0: count / 4 * 3
         case 2: count / 4 * 3 + 1
@@ -32,10 +41,12 @@ enum Base64 {
     }
 
     /// Decodes `input`, or returns nil when it is not strict base64 of at most `maxDecodedBytes` bytes.
-    static func decode(_ input: ArraySlice<UInt8>, alphabet: Alphabet, maxDecodedBytes: Int) -> [UInt8]? {
+    package static func decode(
+        _ input: ArraySlice<UInt8>, alphabet: Alphabet, padding allowed: Padding = .optional, maxDecodedBytes: Int
+    ) -> [UInt8]? {
         var end = input.endIndex
         var padding = 0
-        while end > input.startIndex, input[end - 1] == UInt8(ascii: "="), padding < 2 {
+        while allowed == .optional, end > input.startIndex, input[end - 1] == UInt8(ascii: "="), padding < 2 {
             end -= 1
             padding += 1
         }
@@ -66,7 +77,9 @@ enum Base64 {
         return output
     }
 
-    static func decode(_ text: String, alphabet: Alphabet, maxDecodedBytes: Int) -> [UInt8]? {
-        decode(Array(text.utf8)[...], alphabet: alphabet, maxDecodedBytes: maxDecodedBytes)
+    package static func decode(
+        _ text: String, alphabet: Alphabet, padding: Padding = .optional, maxDecodedBytes: Int
+    ) -> [UInt8]? {
+        decode(Array(text.utf8)[...], alphabet: alphabet, padding: padding, maxDecodedBytes: maxDecodedBytes)
     }
 }
