@@ -76,6 +76,13 @@ struct ServerOptions: ParsableArguments {
     var googleCertificates: String?
 
     @Flag(
+        name: .customLong("allow-development-on-public-address"),
+        help:
+            "Allow --dev-auth and --stub-receipts when listening on a non-loopback address (never in production). Default: $SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS=1"
+    )
+    var allowDevelopmentOnPublicAddress = false
+
+    @Flag(
         name: .customLong("dev-auth"),
         help: "Accept development tokens dev:<uid> (never in production). Default: $SHOPLEDGER_DEV_AUTH=1")
     var devAuth = false
@@ -124,7 +131,9 @@ struct ServerOptions: ParsableArguments {
             shutdownGracePeriod: try seconds(
                 shutdownGrace, "SHOPLEDGER_SHUTDOWN_GRACE", default: 10, name: "--shutdown-grace"),
             auth: auth,
-            receipts: receipts)
+            receipts: receipts,
+            allowsDevelopmentOnPublicAddress: allowDevelopmentOnPublicAddress
+                || Environment.flag("SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS"))
         do {
             try configuration.validate()
         } catch {

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Postgres
 import Receipts
@@ -18,18 +17,16 @@ extension LedgerStore {
     /// `store_transactions` key, then BEGIN, the statement taking that row's lock, the refund
     /// application, COMMIT).
     ///
-    /// A transaction the store already reports as refunded or revoked (`revocationDate`: a classic
-    /// receipt's cancellation date, a signed transaction's revocation) is recorded together with that
-    /// refund, in one database transaction, so its item is never owned; see
-    /// `recordRevokedPurchase(_:)`.
-    ///
     /// - Throws: `LedgerError` (`.userNotRegistered`, `.unknownProduct`, `.invalidInput`) with
     ///   nothing written, or `PostgresError`.
     public func recordPurchase(_ transaction: VerifiedTransaction, for uid: String) async throws -> PurchaseOutcome {
         try Validation.uid(uid)
         try Validation.transaction(transaction)
         let input = PurchaseInput(transaction: transaction, uid: uid)
-        if let event = input.revocationEvent { return try await recordRevokedPurchase(input, event: event) }
+        try await refuseAccountTokenMismatch(input)
+        if let revocation = RefundEvent(revocationOf: transaction) {
+            return try await recordRevokedPurchase(input, revocation: revocation)
+        }
 
         let inserted: InsertResult
         do {
@@ -65,53 +62,13 @@ extension LedgerStore {
         return try await classifyExisting(input)
     }
 
-    /// A purchase its store already revoked: the purchase, its revocation as a refund event and the
-    /// event's application (journal entry, grant back to zero) in one database transaction, under the
-    /// transaction's `store_transactions` lock. When the purchase was recorded before for the same user
-    /// (live, from an older receipt), the revocation is news and is recorded as a refund event would
-    /// be; for another user, or other evidence, nothing is written.
-    private func recordRevokedPurchase(_ input: PurchaseInput, event: RefundEvent) async throws -> PurchaseOutcome {
-        try Validation.refundEvent(event)
-        let recorded: Purchase? = try await client.withTransaction(.retrying(3)) { connection in
-            let inserted = try await connection.query(Self.insertPurchase(input, lockingTransaction: true)).single()
-                .insertResult()
-            try inserted.refuseUnknown(input)
-            guard let recordedAt = inserted.recordedAt else { return nil }
-            try await connection.query(Self.insertRefundEvent(event))
-            let state = try await applyRefundEvents(
-                store: input.store, environment: input.environment, transactionId: input.transactionId, on: connection)
-            return input.purchase(item: inserted.item!, recordedAt: recordedAt, state: state ?? .live)
-        }
-        if let recorded { return .recorded(recorded) }
-        let existing = try await classifyExisting(input)
-        guard case .duplicate(var purchase) = existing else { return existing }
-        switch try await recordRefundEvent(event) {
-        case .applied(let state), .duplicate(let state?): purchase.state = state
-        case .duplicate(nil), .parked, .conflict: break
-        }
-        return .duplicate(purchase)
-    }
-
-    /// Inserts a refund event whose transaction's `store_transactions` row exists; nothing when the
-    /// event id is recorded already.
-    static func insertRefundEvent(_ event: RefundEvent) -> PostgresQuery {
-        """
-        INSERT INTO refund_events (source_event_id, kind, store, environment, transaction_id, signed_at,
-            revocation_reason, evidence_sha256)
-        VALUES (\(event.sourceEventId)::text, \(event.kind.rawValue)::text, \(event.store.rawValue)::text,
-            \(event.environment.rawValue)::text, \(event.transactionId)::text, \(event.signedDate)::timestamptz,
-            \(event.revocationReason)::integer, \(Data(event.evidenceSHA256))::bytea)
-        ON CONFLICT (source_event_id) DO NOTHING
-        """
-    }
-
     /// The transaction is already recorded: the same user with the same evidence, or with evidence
     /// that says the same about the purchase, makes a duplicate; anything else a conflict.
     ///
     /// "Says the same": the store re-signs a transaction whenever it is fetched again (a new
     /// `signedDate`, so other evidence bytes), and a client re-posting it honestly must get its
     /// purchase back. Every recorded field but the signing time must then match.
-    private func classifyExisting(_ input: PurchaseInput) async throws -> PurchaseOutcome {
+    func classifyExisting(_ input: PurchaseInput) async throws -> PurchaseOutcome {
         let rows = try await client.query(
             """
             SELECT p.evidence_sha256 = \(input.evidence)
@@ -241,24 +198,6 @@ struct PurchaseInput: Sendable {
     var signedDate: Date { transaction.signedDate }
     var evidence: Data { Data(transaction.evidenceSHA256) }
 
-    /// The refund event a revoked transaction carries: a refund (a family revoke for a family-shared
-    /// purchase Apple says was revoked), dated by the revocation, identified by the transaction and
-    /// that date so the same revocation seen in several receipts is one event.
-    var revocationEvent: RefundEvent? {
-        guard let revocationDate = transaction.revocationDate else { return nil }
-        let kind: RefundEvent.Kind =
-            transaction.ownershipType == .familyShared && transaction.revocationType == "FAMILY_REVOKE"
-            ? .familyRevoke : .refund
-        let identity = "\(store)\u{0}\(environment)\u{0}\(transactionId)\u{0}\(revocationDate.timeIntervalSince1970)"
-        return RefundEvent(
-            sourceEventId: "revocation:"
-                + SHA256.hash(data: Array(identity.utf8)).map { String(format: "%02x", $0) }.joined(),
-            kind: kind,
-            store: transaction.store, environment: transaction.environment, transactionId: transactionId,
-            signedDate: revocationDate, revocationReason: transaction.revocationReason,
-            evidenceSHA256: transaction.evidenceSHA256)
-    }
-
     func purchase(item: ItemID, recordedAt: Date, state: PurchaseState) -> Purchase {
         Purchase(
             uid: uid, store: transaction.store, environment: transaction.environment, transactionId: transactionId,
@@ -287,7 +226,7 @@ struct InsertResult {
 }
 
 extension PostgresRow {
-    fileprivate func insertResult() throws -> InsertResult {
+    func insertResult() throws -> InsertResult {
         let (registered, kind, index, recordedAt) = try decode((Bool, String?, Int?, Date?).self)
         let item = kind.flatMap(ItemKind.init(rawValue:)).flatMap { kind in index.map { ItemID(kind: kind, index: $0) }
         }

@@ -56,7 +56,9 @@ struct PurchaseDesk: Sendable {
             } else {
                 do {
                     result = .success(try await record(transaction, for: uid))
-                } catch let error as LedgerError where error.code == .unknownProduct {
+                } catch let error as LedgerError
+                    where error.code == .unknownProduct || error.code == .accountTokenMismatch
+                {
                     result = .failure(EntryRefusal(code: error.code.rawValue, message: error.message))
                 }
             }
@@ -97,7 +99,7 @@ struct PurchaseDesk: Sendable {
             case .conflict: metrics.recordPurchase("conflict")
             }
             return outcome
-        } catch let error as LedgerError where error.code == .unknownProduct {
+        } catch let error as LedgerError where error.code == .unknownProduct || error.code == .accountTokenMismatch {
             metrics.recordRefusal(error.code.rawValue)
             throw error
         }
