@@ -36,12 +36,16 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // Civil dates (the proleptic Gregorian calendar, no time zone): the one days-from-civil
+        // algorithm the database layer, the receipts and the reports share.
+        .target(name: "CivilDates", swiftSettings: strict),
         // Our libpq wrapper: connections, pool, bindings, rows, errors, transactions, COPY,
         // migrations runner and a private local cluster. Knows nothing of the shop.
         .target(
             name: "Postgres",
             dependencies: [
                 "CLibPQ",
+                "CivilDates",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -55,6 +59,7 @@ let package = Package(
         .target(
             name: "Receipts",
             dependencies: [
+                "CivilDates",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -99,6 +104,7 @@ let package = Package(
         .target(
             name: "Reports",
             dependencies: [
+                "CivilDates",
                 "Ledger",
                 "Postgres",
                 "Receipts",
@@ -111,6 +117,7 @@ let package = Package(
         .target(
             name: "Seeding",
             dependencies: [
+                "CivilDates",
                 "Ledger",
                 "Postgres",
                 .product(name: "Logging", package: "swift-log"),
@@ -124,6 +131,7 @@ let package = Package(
                 "Ledger",
                 "Reports",
                 "Seeding",
+                "CivilDates",
                 "Postgres",
                 "Receipts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -155,13 +163,14 @@ let package = Package(
             dependencies: [
                 "Receipts",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Benchmarks/ReceiptsBench", swiftSettings: strict),
         .executableTarget(
             name: "ReportsBench",
-            dependencies: ["Reports", "Seeding", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Reports", "Seeding", "CivilDates", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/ReportsBench", swiftSettings: strict),
 
         .executableTarget(
@@ -177,7 +186,8 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "Postgres", "Ledger", "Receipts", .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Tests/TestSupport",
@@ -192,7 +202,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ReportsTests", dependencies: [
-            "Reports", "Seeding", "Ledger", "Postgres", "Receipts", "TestSupport",
+            "Reports", "Seeding", "CivilDates", "Ledger", "Postgres", "Receipts", "TestSupport",
             .product(name: "CSV", package: "CSV.swift"),
         ], swiftSettings: strict),
         .testTarget(name: "ShopServerTests", dependencies: [

@@ -204,7 +204,7 @@ enum SchemaComparison {
             "| clients | schema | purchases/s (pgbench) | PostgreSQL CPU µs per purchase | WAL bytes per purchase | ceiling on 2 cores, CPU only |"
         )
         print("|---|---|---|---|---|---|")
-        for clients in clients + clients.map({ $0 * 2 }) {
+        for clients in Set(clients + clients.map { $0 * 2 }).sorted() {
             for (label, _, _) in cases {
                 guard let r = results[label]?[clients] else { continue }
                 print(

@@ -38,7 +38,8 @@ public func buildApplication(
 
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: ErrorMiddleware())
-    HealthRoutes(client: client).register(on: router)
+    HealthRoutes(client: client, probeTimeout: HealthRoutes.probeTimeout(cancelGrace: client.configuration.cancelGrace))
+        .register(on: router)
     OperationsRoutes(metrics: metrics, client: client).register(on: router)
     SeSACUserRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: router)
     SeSACShopRoutes(authenticator: authenticator, ledger: ledger, desk: desk, body: body).register(on: router)
@@ -51,11 +52,12 @@ public func buildApplication(
 
     let responder = ShopResponder(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,
-        metrics: metrics)
+        cancellationAllowance: client.configuration.cancelGrace + .milliseconds(100), metrics: metrics)
     let sweeper = NotificationSweeper(ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger)
     return Application(
         responder: responder,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "shopledger"),
+        configuration: .init(
+            address: .hostname(configuration.host, port: configuration.port), serverName: "shopledger"),
         services: [client, sweeper],
         logger: logger
     )

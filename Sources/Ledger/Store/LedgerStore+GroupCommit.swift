@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import Receipts
 import Synchronization
 
 /// Group commit for new purchases: purchases that arrive while the database is busy with earlier
@@ -181,7 +182,7 @@ extension LedgerStore {
         let ownership = column { $0.ownership }
         let appAccountToken = column { $0.appAccountToken?.uuidString.lowercased() }
         let signedAt = column { Self.text($0.signedDate) }
-        let evidence = column { $0.evidence.map { String(format: "%02x", $0) }.joined() }
+        let evidence = column { $0.transaction.evidenceSHA256Hex }
         return """
             WITH input AS (
                 SELECT i.n, i.store, i.environment, i.transaction_id, i.original_transaction_id, i.uid, i.product_id,

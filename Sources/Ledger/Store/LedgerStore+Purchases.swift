@@ -23,6 +23,10 @@ extension LedgerStore {
         try Validation.uid(uid)
         try Validation.transaction(transaction)
         let input = PurchaseInput(transaction: transaction, uid: uid)
+        try await refuseAccountTokenMismatch(input)
+        if let revocation = RefundEvent(revocationOf: transaction) {
+            return try await recordRevokedPurchase(input, revocation: revocation)
+        }
 
         let inserted: InsertResult
         do {
@@ -64,7 +68,7 @@ extension LedgerStore {
     /// "Says the same": the store re-signs a transaction whenever it is fetched again (a new
     /// `signedDate`, so other evidence bytes), and a client re-posting it honestly must get its
     /// purchase back. Every recorded field but the signing time must then match.
-    private func classifyExisting(_ input: PurchaseInput) async throws -> PurchaseOutcome {
+    func classifyExisting(_ input: PurchaseInput) async throws -> PurchaseOutcome {
         let rows = try await client.query(
             """
             SELECT p.evidence_sha256 = \(input.evidence)

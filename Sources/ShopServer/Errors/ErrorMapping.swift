@@ -36,12 +36,15 @@ enum ErrorMapping {
         case let error as ReceiptRefusal:
             return APIError(.unprocessableContent, code: error.reason.rawValue, message: error.message)
         case is RequestTimeoutError, is CancellationError:
-            return APIError(.serviceUnavailable, code: "request_timeout", message: "the request took too long; try again")
+            return APIError(
+                .serviceUnavailable, code: "request_timeout", message: "the request took too long; try again")
         case let error as PostgresError where error.isUnavailable:
             logger.warning("database unavailable", metadata: ["error": "\(error)"])
-            return APIError(.serviceUnavailable, code: "database_unavailable", message: "the database is unavailable; try again")
+            return APIError(
+                .serviceUnavailable, code: "database_unavailable", message: "the database is unavailable; try again")
         case let error as PostgresError where error.code == .queryCancelled:
-            return APIError(.serviceUnavailable, code: "request_timeout", message: "the request took too long; try again")
+            return APIError(
+                .serviceUnavailable, code: "request_timeout", message: "the request took too long; try again")
         case let error as any HTTPResponseError:
             return APIError(error.status, code: Self.code(for: error.status), message: Self.message(for: error))
         default:
@@ -91,6 +94,11 @@ enum ErrorMapping {
 extension PostgresError {
     /// The database could not be reached or had no connection to spare: worth retrying later.
     var isUnavailable: Bool {
-        isConnectionError || code == .poolTimeout || code == .poolClosed
+        isConnectionError || code == .poolTimeout || code == .poolClosed || isServerTimeout
+    }
+
+    /// The server gave up on the statement itself (`statement_timeout`, or a cancel not ours).
+    var isServerTimeout: Bool {
+        code == .server && sqlState == .queryCanceled
     }
 }

@@ -8,25 +8,26 @@ import NIOCore
 import Postgres
 import Receipts
 import ShopServer
-import Testing
 import TestSupport
+import Testing
 
 /// Settings every server test shares.
 enum ServerTest {
     static let adminToken = "admin-token-for-tests-0123456789"
-    static let stubSecret = "server-test-stub-secret"
+    static let stubSecret = "server-test-stub-secret-of-32-bytes-at-least"
     static let bundleId = "com.memolease.sesac1"
 
     /// One test CA, shaped like Apple's, whose root the test servers trust besides Apple's.
     static let pki = try! TestPKI()
 
     /// Development tokens, stub receipts (signed with `stubSecret`), the admin token, and App Store data
-    /// signed by `pki` or Apple.
+    /// signed by `pki` or Apple; classic receipts signed by `TestReceiptPKI.shared` or Apple.
     static func configuration() -> ServerConfiguration {
         ServerConfiguration(
             auth: AuthConfiguration(acceptsDevelopmentTokens: true, adminToken: adminToken),
             receipts: VerifierConfiguration(
-                bundleId: bundleId, rootCertificates: [.appleRootCAG3, pki.rootCertificate], acceptsStubReceipts: true,
+                bundleId: bundleId, rootCertificates: [.appleRootCAG3, pki.rootCertificate],
+                receiptRootCertificates: [.appleIncRoot, TestReceiptPKI.shared.rootCertificate], acceptsStubReceipts: true,
                 stubSecret: stubSecret))
     }
 
@@ -43,9 +44,25 @@ enum ServerTest {
         StubReceipt(
             bundleId: bundleId, creationDateMs: 1_763_000_500_000,
             inApp: [
-                .init(productId: product, transactionId: transaction, purchaseDateMs: 1_763_000_000_000, priceMilli: price, currency: "KRW")
+                .init(
+                    productId: product, transactionId: transaction, purchaseDateMs: 1_763_000_000_000,
+                    priceMilli: price, currency: "KRW")
             ]
         ).text(signedWith: stubSecret)
+    }
+
+    /// A classic app receipt (base64) signed by `TestReceiptPKI.shared`, one entry per (product, transaction).
+    static func classicReceipt(
+        _ entries: [(product: String, transaction: String)], cancelled: Set<String> = [], type: String = "Production"
+    ) -> String {
+        TestReceiptPKI.shared.receipt(
+            TestReceipt(
+                receiptType: type, bundleId: bundleId,
+                purchases: entries.map { entry in
+                    TestReceipt.Purchase(
+                        productId: entry.product, transactionId: entry.transaction,
+                        cancellationDate: cancelled.contains(entry.transaction) ? "2026-11-02T10:00:00Z" : "")
+                }))
     }
 
     /// A signed stub notification about a stub purchase.
@@ -67,14 +84,17 @@ enum ServerTest {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         return pki.sign([
             "transactionId": transaction, "originalTransactionId": transaction, "bundleId": bundleId,
-            "productId": product, "type": "Non-Consumable", "purchaseDate": purchaseDateMs, "originalPurchaseDate": purchaseDateMs,
+            "productId": product, "type": "Non-Consumable", "purchaseDate": purchaseDateMs,
+            "originalPurchaseDate": purchaseDateMs,
             "signedDate": now, "environment": environment, "price": price, "currency": "KRW", "storefront": "KOR",
             "inAppOwnershipType": "PURCHASED",
         ])
     }
 
     /// An App Store Server Notification V2 from `pki` about a signed transaction.
-    static func signedNotification(_ type: String, signedTransaction: String, uuid: String = UUID().uuidString) -> String {
+    static func signedNotification(
+        _ type: String, signedTransaction: String, uuid: String = UUID().uuidString
+    ) -> String {
         pki.sign([
             "notificationType": type, "notificationUUID": uuid, "version": "2.0",
             "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
@@ -127,7 +147,8 @@ extension TestClientProtocol {
     func send(
         _ method: HTTPRequest.Method, _ uri: String, headers: HTTPFields = [:], body: [UInt8]? = nil
     ) async throws -> Answer {
-        try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(bytes: $0) }) { response in
+        try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(bytes: $0) }) {
+            response in
             Answer(status: response.status, headers: response.headers, body: String(buffer: response.body))
         }
     }
