@@ -91,6 +91,40 @@ struct GroupCommitTests {
         }
     }
 
+    @Test("a queued purchase whose task is cancelled is answered at once; the others go on")
+    func cancelledWhileQueued() async throws {
+        try await withLedger(maximumConnections: 8) { db, _ in
+            let ledger = LedgerStore(client: db.client, groupCommit: Self.oneAtATime)
+            _ = try await ledger.register(uid: "alice", profile: testProfile)
+            // Another transaction holds alice's face 1 grant row for 2 s, so the first purchase
+            // (alone, in the only slot) waits on it and the next one queues.
+            let holder = Task {
+                try await db.client.withTransaction { connection in
+                    _ = try await connection.query(
+                        "INSERT INTO grants (uid, item_kind, item_index) VALUES ('alice', 'face', 1)")
+                    try await Task.sleep(for: .seconds(2))
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let first = Task { try await ledger.recordPurchase(makeTransaction("held", item: .face(1)), for: "alice") }
+            try await Task.sleep(for: .milliseconds(300))
+            let queued = Task {
+                try await ledger.recordPurchase(makeTransaction("queued", item: .face(2)), for: "alice")
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let began = ContinuousClock.now
+            queued.cancel()
+            let result = await queued.result
+            #expect(ContinuousClock.now - began < .seconds(1))
+            #expect(throws: CancellationError.self) { try result.get() }
+            try await holder.value
+            // The holder's grant row was committed, so the purchase adds to it.
+            #expect(try await first.value.isRecorded)
+            #expect(try await ledger.recordPurchase(makeTransaction("after", item: .face(3)), for: "alice").isRecorded)
+            #expect(try await scalar(db.client, "SELECT count(*) FROM purchases WHERE transaction_id = 'queued'") == 0)
+        }
+    }
+
     @Test("an idle ledger records a purchase alone, at once")
     func alone() async throws {
         try await withLedger { db, _ in

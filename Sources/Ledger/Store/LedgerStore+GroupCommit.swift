@@ -30,24 +30,34 @@ public struct GroupCommit: Sendable, Hashable {
 }
 
 /// The queue behind `GroupCommit`.
+///
+/// A waiting caller whose task is cancelled (the server's request deadline, a hung database) is
+/// answered at once with `CancellationError` and leaves the queue; if its batch is already running,
+/// the batch goes on for the others and its result for this caller is dropped (the purchase may be
+/// recorded, as with an abandoned single statement: posting it again finds it).
 final class PurchaseBatcher: Sendable {
     typealias Outcome = Result<InsertResult, any Error>
 
-    private struct Waiter {
+    private struct Queued {
+        let id: UInt64
         let input: PurchaseInput
-        let continuation: CheckedContinuation<Ticket, Never>
     }
 
     private enum Ticket {
         /// Run alone now, in a slot of your own.
         case lead
-        /// Your batch ran: its outcome for you.
+        /// Your batch ran (or you were cancelled): the outcome for you.
         case done(Outcome)
     }
 
     private struct State {
         var inFlight = 0
-        var queue: [Waiter] = []
+        var nextID: UInt64 = 0
+        var queue: [Queued] = []
+        /// The continuation of every caller that waits (queued, or in a running batch).
+        var waiting: [UInt64: CheckedContinuation<Ticket, Never>] = [:]
+        /// Callers cancelled before they could wait.
+        var cancelledEarly: Set<UInt64> = []
         var statistics = Statistics()
     }
 
@@ -75,17 +85,37 @@ final class PurchaseBatcher: Sendable {
     /// Inserts a new purchase (alone or in a batch); throws what the single statement throws.
     func insert(_ input: PurchaseInput) async throws -> InsertResult {
         guard configuration.maxBatch > 1 else { return try await single(input) }
-        let ticket = await withCheckedContinuation { (continuation: CheckedContinuation<Ticket, Never>) in
-            let lead = state.withLock { state -> Bool in
-                if state.inFlight < configuration.maxInFlight {
-                    state.inFlight += 1
-                    return true
-                }
-                state.queue.append(Waiter(input: input, continuation: continuation))
-                return false
-            }
-            if lead { continuation.resume(returning: .lead) }
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
         }
+        let ticket = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Ticket, Never>) in
+                let now = state.withLock { state -> Ticket? in
+                    if state.cancelledEarly.remove(id) != nil { return .done(.failure(CancellationError())) }
+                    if state.inFlight < configuration.maxInFlight {
+                        state.inFlight += 1
+                        return .lead
+                    }
+                    state.queue.append(Queued(id: id, input: input))
+                    state.waiting[id] = continuation
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            let continuation = state.withLock { state -> CheckedContinuation<Ticket, Never>? in
+                guard let continuation = state.waiting.removeValue(forKey: id) else {
+                    state.cancelledEarly.insert(id)
+                    return nil
+                }
+                state.queue.removeAll { $0.id == id }
+                return continuation
+            }
+            continuation?.resume(returning: .done(.failure(CancellationError())))
+        }
+        // A cancel that came after the answer leaves its mark; nothing will read it.
+        state.withLock { _ = $0.cancelledEarly.remove(id) }
         switch ticket {
         case .lead:
             defer { slotFinished() }
@@ -99,9 +129,17 @@ final class PurchaseBatcher: Sendable {
         try await client.query(LedgerStore.insertPurchase(input, lockingTransaction: false)).single().insertResult()
     }
 
+    /// Answers a waiting caller, unless it was answered already (cancelled).
+    private func deliver(_ id: UInt64, _ outcome: Outcome) {
+        let continuation = state.withLock { $0.waiting.removeValue(forKey: id) }
+        continuation?.resume(returning: .done(outcome))
+    }
+
+    private func isWaiting(_ id: UInt64) -> Bool { state.withLock { $0.waiting[id] != nil } }
+
     /// A statement finished: its slot takes the next batch, or is freed when nobody waits.
     private func slotFinished() {
-        let batch = state.withLock { state -> [Waiter] in
+        let batch = state.withLock { state -> [Queued] in
             let batch = Self.takeBatch(from: &state.queue, max: configuration.maxBatch)
             if batch.isEmpty { state.inFlight -= 1 }
             return batch
@@ -110,25 +148,25 @@ final class PurchaseBatcher: Sendable {
         Task { await run(batch) }
     }
 
-    /// The first `max` waiters of distinct transactions; a second purchase of the same transaction
-    /// waits for the next batch (one statement cannot both insert and find it).
-    private static func takeBatch(from queue: inout [Waiter], max: Int) -> [Waiter] {
-        var batch: [Waiter] = []
+    /// The first `max` queued purchases of distinct transactions; a second purchase of the same
+    /// transaction waits for the next batch (one statement cannot both insert and find it).
+    private static func takeBatch(from queue: inout [Queued], max: Int) -> [Queued] {
+        var batch: [Queued] = []
         var keys: Set<[String]> = []
-        var rest: [Waiter] = []
-        for waiter in queue {
-            let key = [waiter.input.store, waiter.input.environment, waiter.input.transactionId]
+        var rest: [Queued] = []
+        for queued in queue {
+            let key = [queued.input.store, queued.input.environment, queued.input.transactionId]
             if batch.count < max, keys.insert(key).inserted {
-                batch.append(waiter)
+                batch.append(queued)
             } else {
-                rest.append(waiter)
+                rest.append(queued)
             }
         }
         queue = rest
         return batch
     }
 
-    private func run(_ batch: [Waiter]) async {
+    private func run(_ batch: [Queued]) async {
         defer { slotFinished() }
         if batch.count > 1,
             let results = try? await client.query(LedgerStore.insertPurchases(batch.map(\.input))).map({
@@ -141,21 +179,20 @@ final class PurchaseBatcher: Sendable {
                 state.statistics.batchedPurchases += batch.count
                 state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
             }
-            for (waiter, result) in zip(batch, results) {
-                waiter.continuation.resume(returning: .done(.success(result)))
-            }
+            for (queued, result) in zip(batch, results) { deliver(queued.id, .success(result)) }
             return
         }
-        // Alone, or the batch failed: one by one, each with its own outcome.
+        // Alone, or the batch failed: one by one, each with its own outcome (none for callers who
+        // have gone).
         if batch.count > 1 { state.withLock { $0.statistics.failedBatches += 1 } }
-        for waiter in batch {
+        for queued in batch where isWaiting(queued.id) {
             let outcome: Outcome
             do {
-                outcome = .success(try await single(waiter.input))
+                outcome = .success(try await single(queued.input))
             } catch {
                 outcome = .failure(error)
             }
-            waiter.continuation.resume(returning: .done(outcome))
+            deliver(queued.id, outcome)
         }
     }
 }
