@@ -1,8 +1,11 @@
+import AppStoreServerAPI
+import Foundation
 import Hummingbird
 import Ledger
 import Logging
 import Postgres
 import Receipts
+import ServiceLifecycle
 
 /// The composition root: builds the HTTP application from its configuration and the database client.
 /// `shopledger serve` and the tests both call it.
@@ -36,6 +39,8 @@ public func buildApplication(
     let body = RequestBody(limit: configuration.bodyLimit)
     let desk = PurchaseDesk(prover: purchaseProver, ledger: ledger, metrics: metrics)
 
+    let appStore = try appStoreClient(configuration, prover: purchaseProver, logger: logger)
+
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     HealthRoutes(client: client).register(on: router)
@@ -46,6 +51,7 @@ public func buildApplication(
     CatalogRoutes(catalog: CatalogStore(client: client)).register(on: api)
     MeRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: api)
     PurchaseRoutes(authenticator: authenticator, desk: desk, body: body).register(on: api)
+    RestoreRoutes(authenticator: authenticator, api: appStore, desk: desk, body: body).register(on: api)
     NotificationRoutes(prover: purchaseProver, ledger: ledger, metrics: metrics, body: body).register(on: api)
     AdminRoutes(authenticator: authenticator, ledger: ledger, client: client).register(on: api)
 
@@ -53,10 +59,31 @@ public func buildApplication(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,
         metrics: metrics)
     let sweeper = NotificationSweeper(ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger)
+    var services: [any Service] = [client, sweeper]
+    if let appStore, let interval = configuration.appStoreSyncInterval {
+        let synchronizer = AppStoreSynchronizer(api: appStore, ledger: ledger, logger: logger)
+        services.append(
+            AppStoreSyncService(
+                synchronizer: synchronizer, interval: interval, firstLookBack: 24 * 3600, logger: logger))
+    }
     return Application(
         responder: responder,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "shopledger"),
-        services: [client, sweeper],
+        configuration: .init(
+            address: .hostname(configuration.host, port: configuration.port), serverName: "shopledger"),
+        services: services,
         logger: logger
     )
+}
+
+/// The App Store Server API client when it is configured: it verifies with the same prover as the
+/// purchase routes.
+private func appStoreClient(
+    _ configuration: ServerConfiguration, prover: any PurchaseProver, logger: Logger
+) throws -> AppStoreServerAPIClient? {
+    guard let settings = configuration.appStoreAPI else { return nil }
+    do {
+        return try AppStoreServerAPIClient(configuration: settings, prover: prover, logger: logger)
+    } catch {
+        throw ConfigurationError("App Store Server API: \(error.message)")
+    }
 }

@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import Receipts
 
 /// Everything the HTTP service needs to know at start, validated before it starts.
@@ -17,6 +18,11 @@ public struct ServerConfiguration: Sendable {
     public var receipts: VerifierConfiguration
     /// How often stored notifications whose ledger step did not happen are applied again.
     public var notificationSweepInterval: Duration
+    /// Apple's App Store Server API (restore, sync); nil when not configured, and then those features
+    /// answer 501 and nothing else changes.
+    public var appStoreAPI: AppStoreServerAPIConfiguration?
+    /// How often `serve` syncs with the App Store Server API (notification and refund history); nil: never.
+    public var appStoreSyncInterval: Duration?
 
     public static let defaultBodyLimit = 64 * 1024
     public static let defaultBundleId = "com.memolease.sesac1"
@@ -29,7 +35,9 @@ public struct ServerConfiguration: Sendable {
         shutdownGracePeriod: Duration = .seconds(10),
         auth: AuthConfiguration = AuthConfiguration(),
         receipts: VerifierConfiguration = VerifierConfiguration(bundleId: ServerConfiguration.defaultBundleId),
-        notificationSweepInterval: Duration = .seconds(30)
+        notificationSweepInterval: Duration = .seconds(30),
+        appStoreAPI: AppStoreServerAPIConfiguration? = nil,
+        appStoreSyncInterval: Duration? = nil
     ) {
         self.host = host
         self.port = port
@@ -39,6 +47,8 @@ public struct ServerConfiguration: Sendable {
         self.auth = auth
         self.receipts = receipts
         self.notificationSweepInterval = notificationSweepInterval
+        self.appStoreAPI = appStoreAPI
+        self.appStoreSyncInterval = appStoreSyncInterval
     }
 
     /// Clear errors for settings that cannot work. (Auth and receipt settings are checked further when
@@ -57,6 +67,24 @@ public struct ServerConfiguration: Sendable {
         }
         guard notificationSweepInterval >= .milliseconds(10) else {
             throw ConfigurationError("the notification sweep interval must be at least 10 ms")
+        }
+        if let appStoreAPI {
+            do {
+                try appStoreAPI.validate()
+            } catch {
+                throw ConfigurationError("App Store Server API: \(error.message)")
+            }
+            guard appStoreAPI.bundleId == receipts.bundleId else {
+                throw ConfigurationError("the App Store Server API's bundle id differs from the receipts' bundle id")
+            }
+        }
+        if let appStoreSyncInterval {
+            guard appStoreAPI != nil else {
+                throw ConfigurationError("the App Store sync needs the App Store Server API configured")
+            }
+            guard appStoreSyncInterval >= .seconds(1) else {
+                throw ConfigurationError("the App Store sync interval must be at least 1 second")
+            }
         }
     }
 }

@@ -29,12 +29,19 @@ struct PurchaseDesk: Sendable {
         do throws(ReceiptRefusal) {
             switch proof {
             case .signedTransaction(let jws): transaction = try await prover.verifyTransaction(jws)
-            case .receipt(let receipt, let productId): transaction = try await prover.prove(receipt: receipt, productId: productId)
+            case .receipt(let receipt, let productId):
+                transaction = try await prover.prove(receipt: receipt, productId: productId)
             }
         } catch {
             metrics.recordRefusal(error.reason.rawValue)
             throw error
         }
+        return try await record(transaction, for: uid)
+    }
+
+    /// Records a transaction verified elsewhere (the App Store Server API client verifies with the same
+    /// prover) for `uid`, counting the outcome.
+    func record(_ transaction: VerifiedTransaction, for uid: String) async throws -> PurchaseOutcome {
         do {
             let outcome = try await ledger.recordPurchase(transaction, for: uid)
             switch outcome {
