@@ -46,6 +46,15 @@ struct ServerOptions: ParsableArguments {
     @Flag(name: .customLong("dev-auth"), help: "Accept development tokens dev:<uid> (never in production). Default: $SHOPLEDGER_DEV_AUTH=1")
     var devAuth = false
 
+    @OptionGroup(title: "App Store Server API") var appStore: AppStoreOptions
+
+    @Option(
+        name: .customLong("app-store-sync-interval"),
+        help:
+            "Seconds between syncs with the App Store Server API (notification and refund history) while serving; off unless set. Default: $SHOPLEDGER_APP_STORE_SYNC_INTERVAL"
+    )
+    var appStoreSyncInterval: Double?
+
     @Option(name: .customLong("admin-token-file"), help: "File with the admin bearer token (at least 16 bytes). Default: $SHOPLEDGER_ADMIN_TOKEN (the token itself)")
     var adminTokenFile: String?
 
@@ -79,6 +88,16 @@ struct ServerOptions: ParsableArguments {
             acceptsDevelopmentTokens: devAuth || Environment.flag("SHOPLEDGER_DEV_AUTH"),
             adminToken: try adminToken())
 
+        var syncInterval: Duration?
+        if let seconds = appStoreSyncInterval
+            ?? Environment.string("SHOPLEDGER_APP_STORE_SYNC_INTERVAL").map({ Double($0) ?? .nan })
+        {
+            guard seconds.isFinite, seconds >= 1, seconds <= 7 * 24 * 3600 else {
+                throw ValidationError("--app-store-sync-interval must be a number of seconds between 1 and 604800")
+            }
+            syncInterval = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+
         let configuration = ServerConfiguration(
             host: host ?? Environment.string("SHOPLEDGER_HOST") ?? "127.0.0.1",
             port: port ?? Environment.int("SHOPLEDGER_PORT") ?? 8080,
@@ -86,7 +105,9 @@ struct ServerOptions: ParsableArguments {
             requestTimeout: try seconds(requestTimeout, "SHOPLEDGER_REQUEST_TIMEOUT", default: 10, name: "--request-timeout"),
             shutdownGracePeriod: try seconds(shutdownGrace, "SHOPLEDGER_SHUTDOWN_GRACE", default: 10, name: "--shutdown-grace"),
             auth: auth,
-            receipts: receipts)
+            receipts: receipts,
+            appStoreAPI: try appStore.configuration(bundleId: receipts.bundleId),
+            appStoreSyncInterval: syncInterval)
         do {
             try configuration.validate()
         } catch {
