@@ -123,6 +123,12 @@ struct AppStoreTestNotificationCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the notification.")
     var wait: Double = 60
 
+    func validate() throws {
+        guard wait.isFinite, wait > 0, wait <= 3600 else {
+            throw ValidationError("--wait must be between 0 and 3600 seconds")
+        }
+    }
+
     @OptionGroup var server: ServerOptions
     @OptionGroup var database: DatabaseOptions
 
@@ -130,30 +136,20 @@ struct AppStoreTestNotificationCommand: AsyncParsableCommand {
         let logger = CommandLogging.logger()
         let api = try server.appStoreClient(logger: logger)
         try await database.withClient(logger: logger) { client in
-            let ledger = LedgerStore(client: client, logger: logger)
-            let token = try await api.requestTestNotification()
-            print("Apple accepted the request (token \(token)); waiting up to \(Int(wait)) s")
-            let deadline = ContinuousClock.now + .seconds(wait)
-            var status: TestNotificationStatus?
-            while ContinuousClock.now < deadline {
-                try await Task.sleep(for: .seconds(2))
-                do {
-                    status = try await api.testNotificationStatus(token)
-                } catch let error as AppStoreServerAPIError
-                    where error.apiErrorCode == AppStoreServerAPIError.APIErrorCode.testNotificationNotFound
-                {
-                    continue  // Not sent yet.
-                }
-                guard let uuid = status?.notification.notificationUUID else { continue }
-                if try await ledger.isNotificationStored(uuid) {
-                    print("the TEST notification \(uuid) arrived at our endpoint and is in the notification inbox")
-                    return
-                }
+            let probe = TestNotificationProbe(api: api, ledger: LedgerStore(client: client, logger: logger))
+            let outcome = try await probe.run(timeout: .seconds(wait)) { token in
+                print("Apple accepted the request (token \(token)); waiting up to \(Int(wait)) s")
             }
-            let attempts = status?.attempts.map(\.result).joined(separator: ", ") ?? "none reported"
-            print(
-                "the TEST notification did not reach our notification inbox in time; Apple's send attempts: \(attempts)"
-            )
+            switch outcome {
+            case .stored(let uuid, _):
+                print("the TEST notification \(uuid) arrived at our endpoint and is in the notification inbox")
+                return
+            case .notArrived(let status):
+                let attempts = status?.attempts.map(\.result).joined(separator: ", ") ?? "none reported"
+                print(
+                    "the TEST notification did not reach our notification inbox in time; Apple's send attempts: \(attempts)"
+                )
+            }
             throw ExitCode(1)
         }
     }

@@ -28,7 +28,8 @@ struct RestoreAndSyncTests {
     /// A shop server on a database of its own whose App Store Server API is the fake; `alice` and `bob`
     /// are registered.
     func withShop(
-        _ fake: FakeAppStore, label: String = #function,
+        _ fake: FakeAppStore, label: String = #function, setup: TestingSetup = .router,
+        configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (any TestClientProtocol, TestDatabase, AppStoreServerAPIClient) async throws -> Void
     ) async throws {
         try await fake.run { production, sandbox in
@@ -38,11 +39,12 @@ struct RestoreAndSyncTests {
                 for uid in ["alice", "bob"] {
                     _ = try await ledger.register(uid: uid, profile: try UserProfile(json: #"{"nick":"새싹"}"#))
                 }
+                var configuration = Self.serverConfiguration(appStore: settings)
+                configure(&configuration)
                 let app = try buildApplication(
-                    configuration: Self.serverConfiguration(appStore: settings), client: db.client,
-                    logger: APITest.quietLogger)
+                    configuration: configuration, client: db.client, logger: APITest.quietLogger)
                 let api = try APITest.client(settings)
-                try await app.test(.router) { client in
+                try await app.test(setup) { client in
                     try await body(client, db, api)
                     // Inside: the application stops the database client when it shuts down.
                     let report = try await Reconciler(client: db.client).run()
@@ -156,6 +158,53 @@ struct RestoreAndSyncTests {
             #expect(refundEntries == 3)
             let alice = try await client.api(.get, "/api/v1/me", uid: "alice")
             #expect((alice.json["owned"] as? [String: [Int]])?["faces"]?.contains(2) != true)
+        }
+    }
+
+    @Test("serve's periodic sync (when turned on) applies a refund Apple's refund history has")
+    func periodicSyncService() async throws {
+        let fake = Self.aliceAndBob()
+        try await withShop(fake, configure: { $0.appStoreSyncInterval = .seconds(1) }) { client, db, _ in
+            #expect(try await client.restore(uid: "alice", transactionId: "1002").status == .ok)
+            fake.refund("1002", atMs: Int64(Date().timeIntervalSince1970 * 1000) - 60_000)
+            var state: String?
+            for _ in 0..<100 where state != "refunded" {
+                try await Task.sleep(for: .milliseconds(100))
+                state = try await Self.states(db)["1002"]
+            }
+            #expect(state == "refunded")
+            #expect(try await Self.states(db)["1001"] == "live")
+        }
+    }
+
+    @Test("Sync interval without the API configured is refused at start")
+    func syncNeedsAPI() throws {
+        var configuration = Self.serverConfiguration(appStore: nil)
+        configuration.appStoreSyncInterval = .seconds(60)
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+    }
+
+    @Test("Test notification: Apple sends it to our live endpoint; the probe finds it in the inbox")
+    func testNotificationArrives() async throws {
+        let fake = Self.aliceAndBob()
+        try await withShop(fake, setup: .live) { client, db, api in
+            let probe = TestNotificationProbe(
+                api: api, ledger: LedgerStore(client: db.client), pollInterval: .milliseconds(100))
+            // Apple says SUCCESS but nothing reached us: the probe believes the inbox, not Apple.
+            guard case .notArrived(let status) = try await probe.run(timeout: .milliseconds(600)) else {
+                Issue.record("a notification that was never sent was found")
+                return
+            }
+            #expect(status?.delivered == true)
+
+            fake.deliverTestNotifications(to: "http://127.0.0.1:\(client.port!)/api/v1/notifications/app-store")
+            let outcome = try await probe.run(timeout: .seconds(10))
+            guard case .stored(let uuid, let attempts) = outcome else {
+                Issue.record("the test notification did not arrive: \(outcome)")
+                return
+            }
+            #expect(attempts.map(\.result) == ["SUCCESS"])
+            #expect(try await LedgerStore(client: db.client).isNotificationStored(uuid))
         }
     }
 

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import HTTPTypes
@@ -5,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import NIOHTTP1
 import Receipts
 import Synchronization
 import TestSupport
@@ -61,6 +63,10 @@ final class FakeAppStore: Sendable {
         var orders: [String: [String]] = [:]
         var notifications: [Notification] = []
         var testNotifications: [String: Notification] = [:]
+        /// Delivery results of test notifications, by token (`SUCCESS`, ...).
+        var testDeliveries: [String: String] = [:]
+        var deliveryURL: String?
+        var latestTestToken: String?
         var faults: [Fault] = []
         var requests: [Request] = []
         var tokens: Set<String> = []
@@ -89,6 +95,9 @@ final class FakeAppStore: Sendable {
     }
     func addOrder(_ orderId: String, transactions: [String]) { state.withLock { $0.orders[orderId] = transactions } }
     func add(_ notification: Notification) { state.withLock { $0.notifications.append(notification) } }
+    /// Where test notifications are POSTed (`{"signedPayload"}`), as Apple posts to the app's URL; when
+    /// nil they are reported delivered without being sent.
+    func deliverTestNotifications(to url: String) { state.withLock { $0.deliveryURL = url } }
     func script(_ faults: Fault...) { state.withLock { $0.faults += faults } }
     var requests: [Request] { state.withLock { $0.requests } }
     /// Distinct bearer tokens seen (the client reuses its token).
@@ -149,9 +158,39 @@ final class FakeAppStore: Sendable {
             break
         }
         let body = try await request.body.collect(upTo: 64 * 1024)
-        return route(
+        let response = route(
             method: request.method, path: path, query: request.uri.queryParameters, body: Data(body.readableBytesView),
             environment: environment, forged: forged)
+        if request.method == .post, path == "/inApps/v1/notifications/test" {
+            await deliverLatestTestNotification()
+        }
+        return response
+    }
+
+    /// Sends the test notification just requested to the delivery URL, as Apple would, and records how
+    /// that went for the status endpoint.
+    private func deliverLatestTestNotification() async {
+        let (url, pending) = state.withLock { state in
+            (
+                state.deliveryURL,
+                state.latestTestToken.flatMap { token in state.testNotifications[token].map { (token, $0) } }
+            )
+        }
+        guard let url, let pending else { return }
+        let (token, notification) = pending
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        let body = try! JSONSerialization.data(withJSONObject: [
+            "signedPayload": pki.sign(notificationPayload(notification))
+        ])
+        request.body = .bytes(ByteBuffer(bytes: body))
+        var result = "NO_RESPONSE"
+        if let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(5)) {
+            result = response.status.code == 200 ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+        }
+        state.withLock { $0.testDeliveries[token] = result }
     }
 
     private func route(
@@ -214,7 +253,10 @@ final class FakeAppStore: Sendable {
             let notification = Notification(
                 uuid: UUID().uuidString.lowercased(), type: "TEST",
                 signedDateMs: Int64(Date().timeIntervalSince1970 * 1000), environment: environment)
-            state.withLock { $0.testNotifications[token] = notification }
+            state.withLock {
+                $0.testNotifications[token] = notification
+                $0.latestTestToken = token
+            }
             return Self.json(200, ["testNotificationToken": token])
         case (.get, 5, "inApps/v1/notifications/test"):
             guard let notification = state.withLock({ $0.testNotifications[parts[4]] }) else {
@@ -224,7 +266,12 @@ final class FakeAppStore: Sendable {
                 200,
                 [
                     "signedPayload": signer(notificationPayload(notification)),
-                    "sendAttempts": [["attemptDate": notification.signedDateMs + 500, "sendAttemptResult": "SUCCESS"]],
+                    "sendAttempts": [
+                        [
+                            "attemptDate": notification.signedDateMs + 500,
+                            "sendAttemptResult": state.withLock { $0.testDeliveries[parts[4]] } ?? "SUCCESS",
+                        ]
+                    ],
                 ])
         default:
             return Self.json(404, ["errorCode": 4_040_000, "errorMessage": "no such endpoint \(path)"])
