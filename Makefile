@@ -1,7 +1,7 @@
 # ShopLedger — the two commands of the README, and a few more.
 #   make run    install what is missing, build, serve on 127.0.0.1:8080 with a private PostgreSQL
 #   make test   install what is missing, run every test against a throwaway PostgreSQL
-#   make test-faults   the reliability scenarios in full, then schemathesis (README, "Reliability")
+#   make test-faults   the reliability scenarios in full, then schemathesis (docs/reliability.md)
 
 SWIFT ?= swift
 HOST ?= 127.0.0.1

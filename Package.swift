@@ -36,12 +36,16 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // Civil dates (the proleptic Gregorian calendar, no time zone): the one days-from-civil
+        // algorithm the database layer, the receipts and the reports share.
+        .target(name: "CivilDates", swiftSettings: strict),
         // Our libpq wrapper: connections, pool, bindings, rows, errors, transactions, COPY,
         // migrations runner and a private local cluster. Knows nothing of the shop.
         .target(
             name: "Postgres",
             dependencies: [
                 "CLibPQ",
+                "CivilDates",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -55,6 +59,7 @@ let package = Package(
         .target(
             name: "Receipts",
             dependencies: [
+                "CivilDates",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -114,6 +119,7 @@ let package = Package(
         .target(
             name: "Reports",
             dependencies: [
+                "CivilDates",
                 "Ledger",
                 "Postgres",
                 "Receipts",
@@ -126,6 +132,7 @@ let package = Package(
         .target(
             name: "Seeding",
             dependencies: [
+                "CivilDates",
                 "Ledger",
                 "Postgres",
                 .product(name: "Logging", package: "swift-log"),
@@ -140,6 +147,7 @@ let package = Package(
                 "Ledger",
                 "Reports",
                 "Seeding",
+                "CivilDates",
                 "Postgres",
                 "Receipts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -177,7 +185,7 @@ let package = Package(
             path: "Benchmarks/ReceiptsBench", swiftSettings: strict),
         .executableTarget(
             name: "ReportsBench",
-            dependencies: ["Reports", "Seeding", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Reports", "Seeding", "CivilDates", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/ReportsBench", swiftSettings: strict),
 
         .executableTarget(
@@ -208,7 +216,7 @@ let package = Package(
         ], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ReportsTests", dependencies: [
-            "Reports", "Seeding", "Ledger", "Postgres", "Receipts", "TestSupport",
+            "Reports", "Seeding", "CivilDates", "Ledger", "Postgres", "Receipts", "TestSupport",
             .product(name: "CSV", package: "CSV.swift"),
         ], swiftSettings: strict),
         .testTarget(name: "ShopServerTests", dependencies: [

@@ -1,3 +1,4 @@
+import CivilDates
 import Foundation
 import Ledger
 import Logging

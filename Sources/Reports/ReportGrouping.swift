@@ -1,4 +1,4 @@
-import Postgres
+import CivilDates
 
 /// How a range report divides its days: one period per day, per ISO week (Monday to Sunday, as
 /// Apple's weekly reports) or per calendar month. Periods are clipped to the requested range, so

@@ -1,5 +1,5 @@
+import CivilDates
 import Foundation
-import Postgres
 
 /// A span of whole days in the report's time zone, and the instants that bound it: from the first
 /// day's midnight (inclusive) to the midnight after the last day (exclusive), as the database's time

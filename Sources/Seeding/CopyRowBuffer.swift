@@ -1,3 +1,4 @@
+import CivilDates
 import Postgres
 
 /// Builds COPY text-format rows as bytes, fast enough for tens of millions of rows: fields are

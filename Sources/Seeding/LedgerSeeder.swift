@@ -1,3 +1,4 @@
+import CivilDates
 import Ledger
 import Logging
 import Postgres

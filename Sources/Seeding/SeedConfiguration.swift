@@ -1,4 +1,4 @@
-import Postgres
+import CivilDates
 
 /// What `shopledger seed` makes: `purchases` synthetic purchases over the `days` days ending on
 /// `lastDay` (UTC days), by `users` users, with refunds, reversals, family sharing and test traffic

@@ -1,4 +1,4 @@
-import Postgres
+import CivilDates
 
 /// Generates realistic purchases day by day: more each day (a growing shop), more at weekends and
 /// in Korean evenings, mostly KRW with some USD, JPY and EUR, the cheaper items more often, a few

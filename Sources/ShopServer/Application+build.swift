@@ -43,7 +43,8 @@ public func buildApplication(
 
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: ErrorMiddleware())
-    HealthRoutes(client: client).register(on: router)
+    HealthRoutes(client: client, probeTimeout: HealthRoutes.probeTimeout(cancelGrace: client.configuration.cancelGrace))
+        .register(on: router)
     OperationsRoutes(metrics: metrics, client: client).register(on: router)
     SeSACUserRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: router)
     SeSACShopRoutes(authenticator: authenticator, ledger: ledger, desk: desk, body: body).register(on: router)
@@ -57,7 +58,7 @@ public func buildApplication(
 
     let responder = ShopResponder(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,
-        metrics: metrics)
+        cancellationAllowance: client.configuration.cancelGrace + .milliseconds(100), metrics: metrics)
     let sweeper = NotificationSweeper(ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger)
     var services: [any Service] = [client, sweeper]
     if let appStore, let interval = configuration.appStoreSyncInterval {

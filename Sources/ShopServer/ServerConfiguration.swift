@@ -23,9 +23,15 @@ public struct ServerConfiguration: Sendable {
     public var appStoreAPI: AppStoreServerAPIConfiguration?
     /// How often `serve` syncs with the App Store Server API (notification and refund history); nil: never.
     public var appStoreSyncInterval: Duration?
+    /// Development tokens and stub receipts are refused at start unless the server listens on a
+    /// loopback address only, or this is set (`--allow-development-on-public-address`): with them,
+    /// `dev:<uid>` impersonates any user and a stub buys anything.
+    public var allowsDevelopmentOnPublicAddress: Bool
 
     public static let defaultBodyLimit = 64 * 1024
     public static let defaultBundleId = "com.memolease.sesac1"
+    /// The shortest stub HMAC secret accepted: 32 bytes, the key size of HMAC-SHA256.
+    public static let minimumStubSecretBytes = 32
 
     public init(
         host: String = "127.0.0.1",
@@ -37,7 +43,8 @@ public struct ServerConfiguration: Sendable {
         receipts: VerifierConfiguration = VerifierConfiguration(bundleId: ServerConfiguration.defaultBundleId),
         notificationSweepInterval: Duration = .seconds(30),
         appStoreAPI: AppStoreServerAPIConfiguration? = nil,
-        appStoreSyncInterval: Duration? = nil
+        appStoreSyncInterval: Duration? = nil,
+        allowsDevelopmentOnPublicAddress: Bool = false
     ) {
         self.host = host
         self.port = port
@@ -49,6 +56,7 @@ public struct ServerConfiguration: Sendable {
         self.notificationSweepInterval = notificationSweepInterval
         self.appStoreAPI = appStoreAPI
         self.appStoreSyncInterval = appStoreSyncInterval
+        self.allowsDevelopmentOnPublicAddress = allowsDevelopmentOnPublicAddress
     }
 
     /// Clear errors for settings that cannot work. (Auth and receipt settings are checked further when
@@ -86,6 +94,31 @@ public struct ServerConfiguration: Sendable {
                 throw ConfigurationError("the App Store sync interval must be at least 1 second")
             }
         }
+        try validateDevelopmentSwitches()
+    }
+
+    private func validateDevelopmentSwitches() throws(ConfigurationError) {
+        if let secret = receipts.stubSecret, secret.utf8.count < Self.minimumStubSecretBytes {
+            throw ConfigurationError(
+                "the stub secret is \(secret.utf8.count) bytes; it must be at least \(Self.minimumStubSecretBytes)")
+        }
+        var switches: [String] = []
+        if auth.acceptsDevelopmentTokens { switches.append("development tokens (--dev-auth)") }
+        if receipts.acceptsStubReceipts { switches.append("stub receipts (--stub-receipts)") }
+        guard !switches.isEmpty, !allowsDevelopmentOnPublicAddress, !Self.isLoopback(host) else { return }
+        throw ConfigurationError(
+            "\(switches.joined(separator: " and ")) are on, but the server listens on \(host), which is not a loopback "
+                + "address: anyone who reaches it could sign in as any user or buy without paying. Listen on 127.0.0.1, "
+                + "or pass --allow-development-on-public-address if that is really meant")
+    }
+
+    /// True for addresses only this machine can reach: 127.0.0.0/8, ::1 and `localhost`. Any other
+    /// name counts as public: it may resolve to anything.
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased()
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 }
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Postgres
+import CivilDates
 import Reports
 
 // The report and seed options are typed at the boundary: ArgumentParser parses each value once, and

@@ -6,9 +6,10 @@ import Postgres
 
 /// Where the database is: a configured URL, or the private cluster under `.shopledger/`.
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "PostgreSQL URL or libpq conninfo. Default: $SHOPLEDGER_DATABASE_URL; when neither is set, a private cluster under --data-dir.",
-        valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "PostgreSQL URL or libpq conninfo. Default: $SHOPLEDGER_DATABASE_URL; when neither is set, a private cluster under --data-dir.",
+            valueName: "url"))
     var databaseURL: String?
 
     @Option(help: "Folder of the private PostgreSQL cluster. Default: $SHOPLEDGER_DATA_DIR or .shopledger")
@@ -20,9 +21,59 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Maximum database connections. Default: $SHOPLEDGER_POOL_SIZE or 8")
     var poolSize: Int?
 
+    @Option(
+        name: .customLong("statement-timeout"),
+        help: ArgumentHelp(
+            "Seconds a statement may run before PostgreSQL cancels it (0: no limit). Default: $SHOPLEDGER_STATEMENT_TIMEOUT, else 15 for serve and no limit for the other commands.",
+            valueName: "seconds"))
+    var statementTimeout: Double?
+
+    @Option(
+        name: .customLong("idle-in-transaction-timeout"),
+        help: ArgumentHelp(
+            "Seconds a session may sit idle in an open transaction before PostgreSQL ends it (0: no limit). Default: $SHOPLEDGER_IDLE_IN_TRANSACTION_TIMEOUT, else 15 for serve and no limit for the other commands.",
+            valueName: "seconds"))
+    var idleInTransactionTimeout: Double?
+
+    @Option(
+        name: .customLong("dead-peer-timeout"),
+        help: ArgumentHelp(
+            "Seconds after which a silent TCP connection to PostgreSQL counts as dead (keepalives and tcp_user_timeout; not used on Unix sockets; 0: the system's defaults). Default: $SHOPLEDGER_DEAD_PEER_TIMEOUT or 30",
+            valueName: "seconds"))
+    var deadPeerTimeout: Double?
+
     func validate() throws {
         if let dbPort, !(1...65535).contains(dbPort) { throw ValidationError("--db-port must be between 1 and 65535") }
-        if let poolSize, !(1...200).contains(poolSize) { throw ValidationError("--pool-size must be between 1 and 200") }
+        if let poolSize, !(1...200).contains(poolSize) {
+            throw ValidationError("--pool-size must be between 1 and 200")
+        }
+        _ = try sessionTimeouts(serving: true)
+    }
+
+    /// The server-side timeouts and the dead-peer bound of the pool; `serving` picks serve's defaults.
+    func sessionTimeouts(
+        serving: Bool
+    ) throws -> (statement: Duration?, idleInTransaction: Duration?, deadPeer: Duration?) {
+        let fallback: Double = serving ? 15 : 0
+        let statement = try Self.seconds(
+            statementTimeout, "SHOPLEDGER_STATEMENT_TIMEOUT", default: fallback, name: "--statement-timeout")
+        let idle = try Self.seconds(
+            idleInTransactionTimeout, "SHOPLEDGER_IDLE_IN_TRANSACTION_TIMEOUT", default: fallback,
+            name: "--idle-in-transaction-timeout")
+        let deadPeer = try Self.seconds(
+            deadPeerTimeout, "SHOPLEDGER_DEAD_PEER_TIMEOUT", default: 30, name: "--dead-peer-timeout")
+        return (statement, idle, deadPeer)
+    }
+
+    /// nil for 0 (no limit).
+    private static func seconds(
+        _ flag: Double?, _ variable: String, default fallback: Double, name: String
+    ) throws -> Duration? {
+        let value = flag ?? Environment.string(variable).map { Double($0) ?? .nan } ?? fallback
+        guard value.isFinite, value >= 0, value <= 86_400 else {
+            throw ValidationError("\(name) (or \(variable)) must be a number of seconds between 0 and 86400")
+        }
+        return value == 0 ? nil : .milliseconds(Int64((value * 1000).rounded()))
     }
 
     var resolvedPoolSize: Int { poolSize ?? Environment.int("SHOPLEDGER_POOL_SIZE") ?? 8 }
@@ -31,20 +82,31 @@ struct DatabaseOptions: ParsableArguments {
     func localCluster(logger: Logger) throws -> LocalPostgres? {
         if let url = databaseURL ?? Environment.string("SHOPLEDGER_DATABASE_URL"), !url.isEmpty { return nil }
         let folder = dataDir ?? Environment.string("SHOPLEDGER_DATA_DIR") ?? ".shopledger"
-        let absolute = URL(fileURLWithPath: folder, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL.path
+        let absolute = URL(
+            fileURLWithPath: folder, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        ).standardizedFileURL.path
         let port = dbPort ?? Environment.int("SHOPLEDGER_DB_PORT") ?? 54320
         return try LocalPostgres(options: .init(dataDirectory: absolute + "/postgres", port: port), logger: logger)
     }
 
     /// Connects (starting the private cluster if that is the configuration), migrates unless told
     /// not to, runs `body`, and stops the private cluster again if this call started it.
+    ///
+    /// - Parameter serving: the pool is `serve`'s: its statement and idle-in-transaction timeouts
+    ///   default to 15 s instead of none.
     func withClient<R>(
         migrate: Bool = true,
+        serving: Bool = false,
         logger: Logger = Logger(label: "shopledger"),
         _ body: (PostgresClient) async throws -> R
     ) async throws -> R {
+        let timeouts = try sessionTimeouts(serving: serving)
         let database = try await DatabaseConnection.open(self, logger: logger)
-        let client = PostgresClient(configuration: database.poolConfiguration(maximumConnections: resolvedPoolSize), logger: logger)
+        var configuration = database.poolConfiguration(maximumConnections: resolvedPoolSize)
+        configuration.connection.statementTimeout = timeouts.statement
+        configuration.connection.idleInTransactionSessionTimeout = timeouts.idleInTransaction
+        configuration.connection.deadPeerTimeout = timeouts.deadPeer
+        let client = PostgresClient(configuration: configuration, logger: logger)
         do {
             if migrate { try await LedgerSchema.migrator(logger: logger).migrate(client) }
             let result = try await body(client)
@@ -79,11 +141,14 @@ private struct DatabaseConnection {
             if running.startedHere { try? await cluster.stop() }
             throw error
         }
-        return DatabaseConnection(url: running.url(database: databaseName), cluster: cluster, startedCluster: running.startedHere)
+        return DatabaseConnection(
+            url: running.url(database: databaseName), cluster: cluster, startedCluster: running.startedHere)
     }
 
     func poolConfiguration(maximumConnections: Int) -> PostgresClient.Configuration {
-        .init(connection: .init(url: url), minimumConnections: min(2, maximumConnections), maximumConnections: maximumConnections)
+        .init(
+            connection: .init(url: url), minimumConnections: min(2, maximumConnections),
+            maximumConnections: maximumConnections)
     }
 
     func close() async throws {
@@ -91,12 +156,15 @@ private struct DatabaseConnection {
     }
 
     private static func createDatabaseIfMissing(url: String, logger: Logger) async throws {
-        let admin = PostgresClient(configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 1), logger: logger)
+        let admin = PostgresClient(
+            configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 1),
+            logger: logger)
         do {
             let exists = try await admin.query("SELECT 1 FROM pg_database WHERE datname = \(databaseName)").count > 0
             if !exists {
                 do {
-                    try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(PostgresQuery.quoteIdentifier(databaseName))"))
+                    try await admin.query(
+                        PostgresQuery(unsafeSQL: "CREATE DATABASE \(PostgresQuery.quoteIdentifier(databaseName))"))
                     logger.info("created database \(databaseName)")
                 } catch let error as PostgresError where error.sqlState == SQLState("42P04") {
                     // Created meanwhile by another process: fine.

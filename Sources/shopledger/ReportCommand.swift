@@ -1,8 +1,8 @@
 import ArgumentParser
+import CivilDates
 import Foundation
 import Ledger
 import Logging
-import Postgres
 import Reports
 
 /// `shopledger report daily|range`: revenue reports from the ledger as CSV and Markdown.

@@ -1,6 +1,6 @@
 import ArgumentParser
+import CivilDates
 import Foundation
-import Postgres
 import Reports
 import Seeding
 

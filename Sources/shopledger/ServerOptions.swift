@@ -11,39 +11,73 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Port to listen on. Default: $SHOPLEDGER_PORT or 8080")
     var port: Int?
 
-    @Option(name: .customLong("body-limit"), help: "Largest request body in bytes (413 above). Default: $SHOPLEDGER_BODY_LIMIT or 65536")
+    @Option(
+        name: .customLong("body-limit"),
+        help: "Largest request body in bytes (413 above). Default: $SHOPLEDGER_BODY_LIMIT or 65536")
     var bodyLimit: Int?
 
-    @Option(name: .customLong("request-timeout"), help: "Seconds a request may take before it is cancelled (503). Default: $SHOPLEDGER_REQUEST_TIMEOUT or 10")
+    @Option(
+        name: .customLong("request-timeout"),
+        help: "Seconds a request may take before it is cancelled (503). Default: $SHOPLEDGER_REQUEST_TIMEOUT or 10")
     var requestTimeout: Double?
 
-    @Option(name: .customLong("shutdown-grace"), help: "Seconds graceful shutdown waits for in-flight requests. Default: $SHOPLEDGER_SHUTDOWN_GRACE or 10")
+    @Option(
+        name: .customLong("shutdown-grace"),
+        help: "Seconds graceful shutdown waits for in-flight requests. Default: $SHOPLEDGER_SHUTDOWN_GRACE or 10")
     var shutdownGrace: Double?
 
-    @Option(name: .customLong("bundle-id"), help: "The app's bundle id; receipts and notifications of other apps are refused. Default: $SHOPLEDGER_BUNDLE_ID or com.memolease.sesac1")
+    @Option(
+        name: .customLong("bundle-id"),
+        help:
+            "The app's bundle id; receipts and notifications of other apps are refused. Default: $SHOPLEDGER_BUNDLE_ID or com.memolease.sesac1"
+    )
     var bundleId: String?
 
-    @Option(help: "Accepted App Store environments, comma-separated. Default: $SHOPLEDGER_ENVIRONMENTS or Production,Sandbox")
+    @Option(
+        help:
+            "Accepted App Store environments, comma-separated. Default: $SHOPLEDGER_ENVIRONMENTS or Production,Sandbox")
     var environments: String?
 
     @Option(
         name: .customLong("root-cert"),
-        help: "A trusted root certificate (DER or PEM) for App Store signed data; repeat for several. Replaces the built-in Apple Root CA - G3. Default: $SHOPLEDGER_ROOT_CERTS (comma-separated paths)")
+        help:
+            "A trusted root certificate (DER or PEM) for App Store signed data; repeat for several. Replaces the built-in Apple Root CA - G3. Default: $SHOPLEDGER_ROOT_CERTS (comma-separated paths)"
+    )
     var rootCertificateFiles: [String] = []
 
-    @Flag(name: .customLong("stub-receipts"), help: "Accept stub receipts and stub notifications (development and tests only). Default: $SHOPLEDGER_STUB_RECEIPTS=1")
+    @Flag(
+        name: .customLong("stub-receipts"),
+        help:
+            "Accept stub receipts and stub notifications (development and tests only). Default: $SHOPLEDGER_STUB_RECEIPTS=1"
+    )
     var stubReceipts = false
 
-    @Option(name: .customLong("stub-secret-file"), help: "File with the HMAC secret stubs must be signed with. Default: $SHOPLEDGER_STUB_SECRET (the secret itself)")
+    @Option(
+        name: .customLong("stub-secret-file"),
+        help:
+            "File with the HMAC secret stubs must be signed with. Default: $SHOPLEDGER_STUB_SECRET (the secret itself)")
     var stubSecretFile: String?
 
-    @Option(name: .customLong("firebase-project"), help: "Firebase project id: ID tokens must be issued for it. Default: $SHOPLEDGER_FIREBASE_PROJECT")
+    @Option(
+        name: .customLong("firebase-project"),
+        help: "Firebase project id: ID tokens must be issued for it. Default: $SHOPLEDGER_FIREBASE_PROJECT")
     var firebaseProject: String?
 
-    @Option(name: .customLong("google-certs"), help: "File of Google's securetoken X.509 certificates (JSON, kid → PEM). Default: $SHOPLEDGER_GOOGLE_CERTS")
+    @Option(
+        name: .customLong("google-certs"),
+        help: "File of Google's securetoken X.509 certificates (JSON, kid → PEM). Default: $SHOPLEDGER_GOOGLE_CERTS")
     var googleCertificates: String?
 
-    @Flag(name: .customLong("dev-auth"), help: "Accept development tokens dev:<uid> (never in production). Default: $SHOPLEDGER_DEV_AUTH=1")
+    @Flag(
+        name: .customLong("allow-development-on-public-address"),
+        help:
+            "Allow --dev-auth and --stub-receipts when listening on a non-loopback address (never in production). Default: $SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS=1"
+    )
+    var allowDevelopmentOnPublicAddress = false
+
+    @Flag(
+        name: .customLong("dev-auth"),
+        help: "Accept development tokens dev:<uid> (never in production). Default: $SHOPLEDGER_DEV_AUTH=1")
     var devAuth = false
 
     @OptionGroup(title: "App Store Server API") var appStore: AppStoreOptions
@@ -55,20 +89,27 @@ struct ServerOptions: ParsableArguments {
     )
     var appStoreSyncInterval: Double?
 
-    @Option(name: .customLong("admin-token-file"), help: "File with the admin bearer token (at least 16 bytes). Default: $SHOPLEDGER_ADMIN_TOKEN (the token itself)")
+    @Option(
+        name: .customLong("admin-token-file"),
+        help:
+            "File with the admin bearer token (at least 16 bytes). Default: $SHOPLEDGER_ADMIN_TOKEN (the token itself)")
     var adminTokenFile: String?
 
     /// The configuration these settings describe, checked; a `ValidationError` names what cannot work.
     func configuration() throws -> ServerConfiguration {
-        var receipts = VerifierConfiguration(bundleId: bundleId ?? Environment.string("SHOPLEDGER_BUNDLE_ID") ?? ServerConfiguration.defaultBundleId)
+        var receipts = VerifierConfiguration(
+            bundleId: bundleId ?? Environment.string("SHOPLEDGER_BUNDLE_ID") ?? ServerConfiguration.defaultBundleId)
         if let list = environments ?? Environment.string("SHOPLEDGER_ENVIRONMENTS") {
-            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                !$0.isEmpty
+            }
             guard !names.isEmpty else { throw ValidationError("--environments lists no environment") }
             receipts.acceptedEnvironments = Set(names.map(StoreEnvironment.init(rawValue:)))
         }
         let rootFiles =
             rootCertificateFiles.isEmpty
-            ? (Environment.string("SHOPLEDGER_ROOT_CERTS")?.split(separator: ",").map(String.init) ?? []) : rootCertificateFiles
+            ? (Environment.string("SHOPLEDGER_ROOT_CERTS")?.split(separator: ",").map(String.init) ?? [])
+            : rootCertificateFiles
         if !rootFiles.isEmpty {
             receipts.rootCertificates = []
             for path in rootFiles {
@@ -102,12 +143,16 @@ struct ServerOptions: ParsableArguments {
             host: host ?? Environment.string("SHOPLEDGER_HOST") ?? "127.0.0.1",
             port: port ?? Environment.int("SHOPLEDGER_PORT") ?? 8080,
             bodyLimit: bodyLimit ?? Environment.int("SHOPLEDGER_BODY_LIMIT") ?? ServerConfiguration.defaultBodyLimit,
-            requestTimeout: try seconds(requestTimeout, "SHOPLEDGER_REQUEST_TIMEOUT", default: 10, name: "--request-timeout"),
-            shutdownGracePeriod: try seconds(shutdownGrace, "SHOPLEDGER_SHUTDOWN_GRACE", default: 10, name: "--shutdown-grace"),
+            requestTimeout: try seconds(
+                requestTimeout, "SHOPLEDGER_REQUEST_TIMEOUT", default: 10, name: "--request-timeout"),
+            shutdownGracePeriod: try seconds(
+                shutdownGrace, "SHOPLEDGER_SHUTDOWN_GRACE", default: 10, name: "--shutdown-grace"),
             auth: auth,
             receipts: receipts,
             appStoreAPI: try appStore.configuration(bundleId: receipts.bundleId),
-            appStoreSyncInterval: syncInterval)
+            appStoreSyncInterval: syncInterval,
+            allowsDevelopmentOnPublicAddress: allowDevelopmentOnPublicAddress
+                || Environment.flag("SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS"))
         do {
             try configuration.validate()
         } catch {
@@ -124,7 +169,8 @@ struct ServerOptions: ParsableArguments {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    private func seconds(_ flag: Double?, _ variable: String, default fallback: Double, name: String) throws -> Duration {
+    private func seconds(_ flag: Double?, _ variable: String, default fallback: Double, name: String) throws -> Duration
+    {
         let value = flag ?? Environment.string(variable).map { Double($0) ?? .nan } ?? fallback
         guard value.isFinite, value >= 0, value <= 600 else {
             throw ValidationError("\(name) (or \(variable)) must be a number of seconds between 0 and 600")

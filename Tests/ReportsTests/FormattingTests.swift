@@ -1,5 +1,5 @@
+import CivilDates
 import Foundation
-import Postgres
 import Testing
 @testable import Reports
 

@@ -1,4 +1,5 @@
 import CSV
+import CivilDates
 import Foundation
 import Ledger
 import Logging

@@ -17,6 +17,8 @@ public struct LedgerError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let noSuchItem = Code("no_such_item")
         /// A value the ledger cannot store (empty id, bad currency, negative price, ...).
         public static let invalidInput = Code("invalid_input")
+        /// The transaction's `appAccountToken` is not the one the user's earlier purchases carry.
+        public static let accountTokenMismatch = Code("account_token_mismatch")
     }
 
     public var code: Code

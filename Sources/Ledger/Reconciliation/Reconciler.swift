@@ -4,7 +4,7 @@ import Postgres
 /// Runs the ledger's invariants (and any checks other modules add) against the database, all in
 /// one read-only REPEATABLE READ transaction so every check sees the same snapshot.
 ///
-/// `LedgerInvariants.all` covers the architecture's ledger invariants. The remaining one, "report
+/// `LedgerInvariants.all` covers the ledger invariants listed in docs/ledger.md. The remaining one, "report
 /// totals equal ledger totals", belongs to the Reports module: it provides a `ReconciliationCheck`
 /// (e.g. named `report_totals_match_ledger`) and the caller passes `LedgerInvariants.all + [that]`.
 public struct Reconciler: Sendable {

@@ -23,11 +23,18 @@ extension LedgerStore {
         try Validation.uid(uid)
         try Validation.transaction(transaction)
         let input = PurchaseInput(transaction: transaction, uid: uid)
+        try await refuseAccountTokenMismatch(input)
+        if let revocation = RefundEvent(revocationOf: transaction) {
+            return try await recordRevokedPurchase(input, revocation: revocation)
+        }
 
         let inserted: InsertResult
         do {
-            inserted = try await client.query(Self.insertPurchase(input, lockingTransaction: false)).single().insertResult()
-        } catch let error as PostgresError where error.sqlState == .uniqueViolation && error.constraint == "store_transactions_pkey" {
+            inserted = try await client.query(Self.insertPurchase(input, lockingTransaction: false)).single()
+                .insertResult()
+        } catch let error as PostgresError
+            where error.sqlState == .uniqueViolation && error.constraint == "store_transactions_pkey"
+        {
             // A refund event for this transaction came first: record under its lock and apply it.
             return try await recordPurchaseAfterRefundEvents(input)
         }
@@ -42,7 +49,8 @@ extension LedgerStore {
     /// insert, and apply the events with a snapshot taken after the lock.
     private func recordPurchaseAfterRefundEvents(_ input: PurchaseInput) async throws -> PurchaseOutcome {
         let recorded: Purchase? = try await client.withTransaction(.retrying(3)) { connection in
-            let inserted = try await connection.query(Self.insertPurchase(input, lockingTransaction: true)).single().insertResult()
+            let inserted = try await connection.query(Self.insertPurchase(input, lockingTransaction: true)).single()
+                .insertResult()
             try inserted.refuseUnknown(input)
             guard let recordedAt = inserted.recordedAt else { return nil }
             try await betweenStatements?("purchase-before-refund-application", connection)
@@ -60,7 +68,7 @@ extension LedgerStore {
     /// "Says the same": the store re-signs a transaction whenever it is fetched again (a new
     /// `signedDate`, so other evidence bytes), and a client re-posting it honestly must get its
     /// purchase back. Every recorded field but the signing time must then match.
-    private func classifyExisting(_ input: PurchaseInput) async throws -> PurchaseOutcome {
+    func classifyExisting(_ input: PurchaseInput) async throws -> PurchaseOutcome {
         let rows = try await client.query(
             """
             SELECT p.evidence_sha256 = \(input.evidence)
@@ -79,7 +87,8 @@ extension LedgerStore {
             """)
         guard let row = rows.first else {
             // Rows are never deleted, so ON CONFLICT DO NOTHING always leaves one to find.
-            throw PostgresError(code: .unexpectedResponse, message: "purchase \(input.transactionId) was neither inserted nor found")
+            throw PostgresError(
+                code: .unexpectedResponse, message: "purchase \(input.transactionId) was neither inserted nor found")
         }
         let existing = try Purchase(row: row)
         if existing.uid != input.uid { return .conflict(.ownedByAnotherUser) }
@@ -217,9 +226,10 @@ struct InsertResult {
 }
 
 extension PostgresRow {
-    fileprivate func insertResult() throws -> InsertResult {
+    func insertResult() throws -> InsertResult {
         let (registered, kind, index, recordedAt) = try decode((Bool, String?, Int?, Date?).self)
-        let item = kind.flatMap(ItemKind.init(rawValue:)).flatMap { kind in index.map { ItemID(kind: kind, index: $0) } }
+        let item = kind.flatMap(ItemKind.init(rawValue:)).flatMap { kind in index.map { ItemID(kind: kind, index: $0) }
+        }
         return InsertResult(registered: registered, item: item, recordedAt: recordedAt)
     }
 }

@@ -16,27 +16,71 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     /// used evicted first (0: send every statement unnamed, parsed and planned on each call).
     /// Server memory per statement is a parse tree and a plan, tens of kilobytes for a large CTE.
     public var preparedStatementCacheSize: Int
+    /// The server's `statement_timeout` for this pool's sessions: a statement running longer is
+    /// cancelled by the server itself (nil: the server's default, usually none).
+    public var statementTimeout: Duration?
+    /// The server's `idle_in_transaction_session_timeout`: a session that sits in an open
+    /// transaction longer is ended by the server, releasing its locks (nil: the server's default).
+    public var idleInTransactionSessionTimeout: Duration?
+    /// TCP keepalives and `tcp_user_timeout` for connections over TCP (libpq ignores them on Unix
+    /// sockets): a peer that vanished is noticed within about this long instead of the kernel's
+    /// two hours (nil: the system's defaults).
+    public var deadPeerTimeout: Duration?
 
     public init(
         url: String = "", applicationName: String = "shopledger", connectTimeoutSeconds: Int = 5,
-        preparedStatementCacheSize: Int = 128
+        preparedStatementCacheSize: Int = 128, statementTimeout: Duration? = nil,
+        idleInTransactionSessionTimeout: Duration? = nil, deadPeerTimeout: Duration? = .seconds(30)
     ) {
         self.url = url
         self.applicationName = applicationName
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.preparedStatementCacheSize = max(0, preparedStatementCacheSize)
+        self.statementTimeout = statementTimeout
+        self.idleInTransactionSessionTimeout = idleInTransactionSessionTimeout
+        self.deadPeerTimeout = deadPeerTimeout
     }
 
-    /// Settings added to every connection: the session pins (encoding, zone, date style) and the
-    /// application name and connect timeout unless the URL sets them.
+    /// Settings added to every connection: the session pins (encoding, zone, date style), the
+    /// pool's server-side timeouts, and the application name, connect timeout and keepalive
+    /// settings unless the URL sets them (`defaultedKeywords`).
     var sessionParameters: [(String, String)] {
+        var options =
+            "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=iso_8601 -c bytea_output=hex -c extra_float_digits=1"
+        if let statementTimeout { options += " -c statement_timeout=\(Self.milliseconds(statementTimeout))" }
+        if let idleInTransactionSessionTimeout {
+            options += " -c idle_in_transaction_session_timeout=\(Self.milliseconds(idleInTransactionSessionTimeout))"
+        }
         var parameters: [(String, String)] = [
             ("application_name", applicationName),
             ("client_encoding", "UTF8"),
-            ("options", "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=iso_8601 -c bytea_output=hex -c extra_float_digits=1"),
+            ("options", options),
         ]
         if connectTimeoutSeconds > 0 { parameters.append(("connect_timeout", String(connectTimeoutSeconds))) }
+        if let deadPeerTimeout {
+            // Idle a third of the budget, then probe every sixth, three probes: about the budget in all.
+            // tcp_user_timeout bounds unacknowledged data (a query sent into a dead link) the same way.
+            let seconds = max(3, Int(deadPeerTimeout.components.seconds))
+            parameters += [
+                ("keepalives", "1"),
+                ("keepalives_idle", String(max(1, seconds / 3))),
+                ("keepalives_interval", String(max(1, seconds / 6))),
+                ("keepalives_count", "3"),
+                ("tcp_user_timeout", String(seconds * 1000)),
+            ]
+        }
         return parameters
+    }
+
+    /// Keywords a URL may set itself; ours apply only when it does not.
+    static let defaultedKeywords: Set<String> = [
+        "application_name", "connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+        "keepalives_count", "tcp_user_timeout",
+    ]
+
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 
     /// The URL with any password replaced by `***`, for logs and error messages.

@@ -30,9 +30,21 @@ final class PGConnection: @unchecked Sendable {
         var cancelRequested = false
     }
     private let cancelState = Mutex(CancelState())
-    /// True once `cancelHandle` is freed; held while a cancel request is being sent so that
-    /// `close()` cannot free the handle under it.
-    private let cancelHandleFreed = Mutex(false)
+
+    /// Who owns `cancelHandle`: `close()` frees it, unless a cancel request is being sent with it
+    /// (possibly stuck on a hung server), in which case the sender frees it when libpq returns. So
+    /// `close()` never waits for a cancel.
+    private struct CancelHandleState {
+        var sending = 0
+        var closed = false
+        var freed = false
+    }
+    private let cancelHandleState = Mutex(CancelHandleState())
+
+    /// Set when a cancel request failed (libpq could not send it), or when the task that ran a
+    /// query stopped waiting for it (`abandon()`): the pool must not lease this connection again.
+    private let condemned = Atomic<Bool>(false)
+    private let abandoned = Atomic<Bool>(false)
 
     private init(handle: OpaquePointer, id: Int, statementCacheCapacity: Int) {
         self.handle = handle
@@ -72,19 +84,24 @@ final class PGConnection: @unchecked Sendable {
 
     /// The URL or conninfo parsed by libpq itself, with the session pins added; a user's own
     /// `options` (e.g. `-c search_path=…`) are kept and ours appended.
-    private static func connectParameters(_ configuration: ConnectionConfiguration) throws(PostgresError) -> [(String, String)] {
+    private static func connectParameters(
+        _ configuration: ConnectionConfiguration
+    ) throws(PostgresError) -> [(String, String)] {
         var parameters: [(String, String)] = []
         if !configuration.url.isEmpty {
             var errorMessage: UnsafeMutablePointer<CChar>?
             guard let parsed = PQconninfoParse(configuration.url, &errorMessage) else {
                 let message = errorMessage.map { String(cString: $0).trimmingTrailingNewlines() } ?? "out of memory"
                 if let errorMessage { PQfreemem(errorMessage) }
-                throw PostgresError(code: .connectionFailed, message: "invalid database URL \(configuration.redacted): \(message)")
+                throw PostgresError(
+                    code: .connectionFailed, message: "invalid database URL \(configuration.redacted): \(message)")
             }
             defer { PQconninfoFree(parsed) }
             var option = parsed
             while let keyword = option.pointee.keyword {
-                if let value = option.pointee.val { parameters.append((String(cString: keyword), String(cString: value))) }
+                if let value = option.pointee.val {
+                    parameters.append((String(cString: keyword), String(cString: value)))
+                }
                 option += 1
             }
         }
@@ -92,7 +109,7 @@ final class PGConnection: @unchecked Sendable {
             if keyword == "options", let index = parameters.firstIndex(where: { $0.0 == "options" }) {
                 parameters[index].1 += " " + value
             } else if let index = parameters.firstIndex(where: { $0.0 == keyword }) {
-                if keyword != "application_name" && keyword != "connect_timeout" { parameters[index].1 = value }
+                if !ConnectionConfiguration.defaultedKeywords.contains(keyword) { parameters[index].1 = value }
             } else {
                 parameters.append((keyword, value))
             }
@@ -104,10 +121,13 @@ final class PGConnection: @unchecked Sendable {
     func close() {
         guard !isClosed else { return }
         isClosed = true
-        cancelHandleFreed.withLock { freed in
-            if let cancelHandle, !freed { PQfreeCancel(cancelHandle) }
-            freed = true
+        let freeCancelHandle = cancelHandleState.withLock { state -> Bool in
+            state.closed = true
+            guard state.sending == 0, !state.freed else { return false }
+            state.freed = true
+            return true
         }
+        if freeCancelHandle, let cancelHandle { PQfreeCancel(cancelHandle) }
         PQfinish(handle)
     }
 
@@ -126,7 +146,7 @@ final class PGConnection: @unchecked Sendable {
     /// pool (a shutdown sends "terminating connection due to administrator command", then closes),
     /// so it is not trusted: libpq would only notice on the next query, failing it.
     func isAlive() -> Bool {
-        guard !isBroken, !isClosed, PQstatus(handle) == CONNECTION_OK else { return false }
+        guard !isBroken, !isClosed, !isCondemned, PQstatus(handle) == CONNECTION_OK else { return false }
         let socket = PQsocket(handle)
         guard socket >= 0, clibpq_socket_readable(socket) == 0 else { return false }
         return true
@@ -149,14 +169,52 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    /// Sends a cancel request to the server (blocking; opens a short connection of its own).
-    func sendCancel() {
-        cancelHandleFreed.withLock { freed in
-            guard let cancelHandle, !freed else { return }
-            var buffer = [CChar](repeating: 0, count: 256)
-            _ = PQcancel(cancelHandle, &buffer, Int32(buffer.count))
+    /// Sends a cancel request to the server (blocking; opens a short connection of its own, which
+    /// on a hung server can block for as long as the server is hung: run it on the cancel threads).
+    /// Returns false when libpq reports it could not send it (then the connection is condemned).
+    @discardableResult
+    func sendCancel() -> Bool {
+        let usable = cancelHandleState.withLock { state -> Bool in
+            guard !state.closed, !state.freed else { return false }
+            state.sending += 1
+            return true
+        }
+        guard usable, let cancelHandle else { return true }
+        var buffer = [CChar](repeating: 0, count: 256)
+        let sent = PQcancel(cancelHandle, &buffer, Int32(buffer.count)) == 1
+        let freeNow = cancelHandleState.withLock { state -> Bool in
+            state.sending -= 1
+            guard state.closed, state.sending == 0, !state.freed else { return false }
+            state.freed = true
+            return true
+        }
+        if freeNow { PQfreeCancel(cancelHandle) }
+        if !sent { condemn() }
+        return sent
+    }
+
+    /// Marks the connection as never to be leased again (see `condemned`).
+    func condemn() { condemned.store(true, ordering: .releasing) }
+
+    /// The task that ran a job on this connection stopped waiting for it; the job still runs (or is
+    /// queued) on a pool thread, so nothing else may touch the connection: whoever still holds the
+    /// lease leaves it alone, and the pool closes it when the job returns.
+    func abandon() {
+        condemn()
+        abandoned.store(true, ordering: .releasing)
+    }
+
+    var isAbandoned: Bool { abandoned.load(ordering: .acquiring) }
+
+    func checkNotAbandoned() throws(PostgresError) {
+        if isAbandoned {
+            throw PostgresError(
+                code: .queryCancelled, message: "the connection was abandoned after a cancel the server did not answer")
         }
     }
+
+    /// True when the pool must discard this connection instead of reusing it.
+    var isCondemned: Bool { condemned.load(ordering: .acquiring) }
 
     private func begin(operation: UInt64) throws(PostgresError) {
         let cancelled = cancelState.withLock { state -> Bool in
@@ -225,7 +283,9 @@ final class PGConnection: @unchecked Sendable {
     /// COPY statements and statements without parameters go this way.
     func sendUnnamed(_ query: PostgresQuery, _ parameters: BoundParameters) throws(PostgresError) -> OpaquePointer {
         let result = parameters.withValues { values in
-            PQexecParams(handle, query.sql, parameters.count, parameters.types, values, parameters.lengths, parameters.formats, 0)
+            PQexecParams(
+                handle, query.sql, parameters.count, parameters.types, values, parameters.lengths, parameters.formats, 0
+            )
         }
         guard let result else { throw connectionFailure(query: query.sql) }
         return result
@@ -237,7 +297,7 @@ final class PGConnection: @unchecked Sendable {
     }
 
     func checkUsable(query: String) throws(PostgresError) {
-        guard !isBroken, !isClosed else {
+        guard !isBroken, !isClosed, !isCondemned else {
             throw PostgresError(code: .connectionClosed, message: "the connection is closed", query: query)
         }
     }
@@ -264,7 +324,8 @@ final class PGConnection: @unchecked Sendable {
         var columns: [PostgresRows.Column] = []
         columns.reserveCapacity(columnCount)
         for column in 0..<columnCount {
-            columns.append(.init(name: String(cString: PQfname(result, Int32(column))), typeOID: PQftype(result, Int32(column))))
+            columns.append(
+                .init(name: String(cString: PQfname(result, Int32(column))), typeOID: PQftype(result, Int32(column))))
         }
         var storage: [UInt8] = []
         var cells: [(start: Int, length: Int)] = []
@@ -374,7 +435,9 @@ final class PGConnection: @unchecked Sendable {
         defer { end() }
         var failure: PostgresError?
         while let result = PQgetResult(handle) {
-            if PQresultStatus(result) != PGRES_COMMAND_OK, failure == nil { failure = error(from: result, query: query) }
+            if PQresultStatus(result) != PGRES_COMMAND_OK, failure == nil {
+                failure = error(from: result, query: query)
+            }
             PQclear(result)
         }
         if let failure { throw failure }
@@ -429,7 +492,9 @@ final class PGConnection: @unchecked Sendable {
             detail: field(CLIBPQ_DIAG_MESSAGE_DETAIL), hint: field(CLIBPQ_DIAG_MESSAGE_HINT),
             constraint: field(CLIBPQ_DIAG_CONSTRAINT_NAME), table: field(CLIBPQ_DIAG_TABLE_NAME),
             column: field(CLIBPQ_DIAG_COLUMN_NAME), query: query)
-        if error.isConnectionError { isBroken = true; error.code = error.code == .server ? .connectionClosed : error.code }
+        if error.isConnectionError {
+            isBroken = true; error.code = error.code == .server ? .connectionClosed : error.code
+        }
         return error
     }
 

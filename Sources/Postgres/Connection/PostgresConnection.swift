@@ -4,16 +4,27 @@ import Synchronization
 /// `withTransaction` body. Use it only inside that body.
 ///
 /// Cancelling the awaiting task while a query runs sends a cancel request to the server; the
-/// query fails with `.queryCancelled` and the connection stays usable.
+/// query fails with `.queryCancelled` and the connection stays usable. If the server does not
+/// answer within the pool's `cancelGrace` (it is hung, or the cancel request could not be sent),
+/// the task stops waiting all the same: the call fails with `.queryCancelled`, the connection is
+/// abandoned to the thread still blocked in libpq and is closed, never reused, when libpq returns.
 public struct PostgresConnection: Sendable {
     let connection: PGConnection
     let executor: BlockingExecutor
     private let operations: OperationCounter
+    private let cancelGrace: Duration
+    /// Called on the libpq thread when a job this connection's task stopped waiting for returns.
+    private let reclaim: @Sendable (PGConnection) -> Void
 
-    init(connection: PGConnection, executor: BlockingExecutor, operations: OperationCounter) {
+    init(
+        connection: PGConnection, executor: BlockingExecutor, operations: OperationCounter, cancelGrace: Duration,
+        reclaim: @escaping @Sendable (PGConnection) -> Void
+    ) {
         self.connection = connection
         self.executor = executor
         self.operations = operations
+        self.cancelGrace = cancelGrace
+        self.reclaim = reclaim
     }
 
     /// Runs one statement and returns all of its rows.
@@ -59,22 +70,46 @@ public struct PostgresConnection: Sendable {
 
     /// ROLLBACK if a transaction is open; a failure marks the connection for the pool to discard.
     func rollback() async {
-        _ = try? await executor.run { [connection] in connection.rollbackIfInTransaction() }
+        guard !connection.isAbandoned else { return }
+        _ = try? await abandonable { connection in connection.rollbackIfInTransaction() }
     }
 
     /// Runs blocking work for one operation, translating task cancellation into a server-side
-    /// query cancel.
+    /// query cancel, and never waiting more than `cancelGrace` after the cancellation.
     func cancellable<T: Sendable>(_ work: @escaping @Sendable (PGConnection, UInt64) throws -> T) async throws -> T {
         let operation = operations.next()
         let connection = self.connection
         connection.prepare(operation: operation)
-        return try await withTaskCancellationHandler {
-            try await executor.run { try work(connection, operation) }
-        } onCancel: { [executor] in
-            if connection.requestCancel(operation: operation) {
-                executor.submit { connection.sendCancel() }
-            }
-        }
+        return try await abandonable(
+            onCancel: { [executor] in
+                if connection.requestCancel(operation: operation) {
+                    executor.submitCancel({ connection.sendCancel() }, done: { _ in })
+                }
+            },
+            { connection in try work(connection, operation) })
+    }
+
+    /// Runs `work` on the pool's threads; a cancelled caller waits at most `cancelGrace`, then the
+    /// connection is abandoned (see the type's comment).
+    func abandonable<T: Sendable>(
+        onCancel: @escaping @Sendable () -> Void = {}, _ work: @escaping @Sendable (PGConnection) throws -> T
+    ) async throws -> T {
+        let connection = self.connection
+        try connection.checkNotAbandoned()
+        let grace = cancelGrace
+        return try await executor.run(
+            abandoningAfter: grace,
+            abandonedError: {
+                connection.abandon()
+                return PostgresError(
+                    code: .queryCancelled,
+                    message:
+                        "cancelled; the database did not stop the query within \(grace), so its connection is abandoned"
+                )
+            },
+            onCancel: onCancel,
+            whenAbandoned: { [reclaim] _ in reclaim(connection) },
+            { try work(connection) })
     }
 }
 

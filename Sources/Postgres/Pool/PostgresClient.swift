@@ -8,6 +8,12 @@ import Synchronization
 /// libpq calls run on the client's own thread pool. A connection that broke (server restart,
 /// network cut) is noticed when it is next leased or when a call on it fails, and is replaced, so a
 /// PostgreSQL restart never needs a service restart. A lease waits at most `leaseTimeout`.
+///
+/// A hung server (stopped, partitioned, out of disk) never holds a caller: cancelling the awaiting
+/// task cancels the query, and if the server does not stop it within `cancelGrace` the task stops
+/// waiting and the connection is abandoned to the thread still blocked in libpq. The abandoned
+/// connection keeps its slot until libpq returns (so blocked threads never outnumber the slots),
+/// then is closed and its slot given to the next waiter.
 public final class PostgresClient: Sendable, Service {
     public struct Configuration: Sendable {
         public var connection: ConnectionConfiguration
@@ -16,15 +22,26 @@ public final class PostgresClient: Sendable, Service {
         public var maximumConnections: Int
         /// How long a lease waits for a free connection before failing with `.poolTimeout`.
         public var leaseTimeout: Duration
+        /// How long a cancelled task still waits for its query after the cancel request was sent,
+        /// before it abandons the connection (see the type's comment).
+        public var cancelGrace: Duration
+        /// How long `shutdown` waits for leased connections to come back before it closes the pool
+        /// regardless (connections abandoned to a hung server are never waited for).
+        public var shutdownTimeout: Duration
+
+        public static let defaultCancelGrace: Duration = .milliseconds(250)
 
         public init(
             connection: ConnectionConfiguration, minimumConnections: Int = 1, maximumConnections: Int = 8,
-            leaseTimeout: Duration = .seconds(10)
+            leaseTimeout: Duration = .seconds(10), cancelGrace: Duration = Configuration.defaultCancelGrace,
+            shutdownTimeout: Duration = .seconds(30)
         ) {
             self.connection = connection
             self.maximumConnections = max(1, maximumConnections)
             self.minimumConnections = min(max(0, minimumConnections), self.maximumConnections)
             self.leaseTimeout = leaseTimeout
+            self.cancelGrace = max(.zero, cancelGrace)
+            self.shutdownTimeout = max(.zero, shutdownTimeout)
         }
     }
 
@@ -40,7 +57,9 @@ public final class PostgresClient: Sendable, Service {
     let logger: Logger
     let executor: BlockingExecutor
     let operations = OperationCounter()
-    let state = Mutex(PoolState())
+    typealias Waiter = CheckedContinuation<PoolGrant<PGConnection>, any Error>
+    typealias State = PoolState<PGConnection, Waiter>
+    let state = Mutex(State())
 
     public init(configuration: Configuration, logger: Logger = Logger(label: "shopledger.postgres")) {
         self.configuration = configuration
@@ -49,7 +68,7 @@ public final class PostgresClient: Sendable, Service {
     }
 
     public var statistics: Statistics {
-        state.withLock { Statistics(open: $0.opened, idle: $0.idle.count, leased: $0.leased, waiting: $0.waiters.count) }
+        state.withLock { Statistics(open: $0.opened, idle: $0.idle.count, leased: $0.leased, waiting: $0.waiting) }
     }
 
     // MARK: Service
@@ -65,9 +84,11 @@ public final class PostgresClient: Sendable, Service {
     private func openMinimumConnections() async {
         while let id = state.withLock({ $0.reserveSlot(max: configuration.minimumConnections) }) {
             do {
-                let connection = try await executor.run { [configuration] in try PGConnection.connect(configuration.connection, id: id) }
-                state.withLock { $0.leased += 1 }
-                await release(connection)
+                let connection = try await executor.run { [configuration] in
+                    try PGConnection.connect(configuration.connection, id: id)
+                }
+                state.withLock { $0.slotOpened() }
+                release(healthy: connection)
             } catch {
                 state.withLock { $0.slotFailed() }
                 logger.warning("could not open a database connection at start", metadata: ["error": "\(error)"])
@@ -79,23 +100,25 @@ public final class PostgresClient: Sendable, Service {
     /// Refuses new leases, fails waiting ones, closes every connection as it becomes free and
     /// stops the thread pool. Idempotent.
     public func shutdown() async {
-        let (idle, waiters, alreadyShutDown) = state.withLock { state in
-            let result = (state.idle, state.waiters, state.isShutdown)
-            state.isShutdown = true
-            state.opened -= state.idle.count
-            state.idle = []
-            state.waiters = []
-            return result
+        let actions = state.withLock { $0.shutDown() }
+        if actions.wasAlreadyShutDown { return }
+        for waiter in actions.waitersToFail {
+            waiter.resume(throwing: PostgresError(code: .poolClosed, message: "the database client is shutting down"))
         }
-        if alreadyShutDown { return }
-        for waiter in waiters { waiter.continuation.resume(throwing: PostgresError(code: .poolClosed, message: "the database client is shutting down")) }
-        for connection in idle { _ = try? await executor.run { connection.close() } }
-        // Leased connections are closed by their holders' release; wait for them (bounded).
-        let deadline = ContinuousClock.now + .seconds(30)
-        while state.withLock({ $0.opened > 0 }) && ContinuousClock.now < deadline {
+        for connection in actions.connectionsToClose { _ = try? await executor.run { connection.close() } }
+        // Leased connections are closed by their holders' release; wait for them (bounded), but not
+        // for those abandoned to a hung server: their threads return whenever it answers.
+        let deadline = ContinuousClock.now + configuration.shutdownTimeout
+        while state.withLock({ $0.opened > $0.abandoned }) && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
-        await executor.shutdown()
+        let stuck = state.withLock { $0.opened }
+        if stuck > 0 {
+            logger.warning(
+                "closing the database client with connections still blocked on the server",
+                metadata: ["connections": "\(stuck)"])
+        }
+        await executor.shutdown(waitForRunningJobs: stuck == 0)
     }
 
     // MARK: Leasing
@@ -106,15 +129,17 @@ public final class PostgresClient: Sendable, Service {
         _ body: (PostgresConnection) async throws -> sending R
     ) async throws -> sending R {
         let connection = try await lease()
-        let leased = PostgresConnection(connection: connection, executor: executor, operations: operations)
+        let leased = PostgresConnection(
+            connection: connection, executor: executor, operations: operations, cancelGrace: configuration.cancelGrace,
+            reclaim: { [weak self] connection in self?.reclaimAbandoned(connection) })
         let result: R
         do {
             result = try await body(leased)
         } catch {
-            await release(connection)
+            await release(leased)
             throw error
         }
-        await release(connection)
+        await release(leased)
         return result
     }
 
@@ -130,9 +155,13 @@ public final class PostgresClient: Sendable, Service {
         while true {
             do {
                 return try await withConnection { connection in try await connection.transaction(options, body) }
-            } catch let error as PostgresError where error.isRetryableTransactionFailure && attempt < options.maxAttempts {
+            } catch let error as PostgresError
+                where error.isRetryableTransactionFailure && attempt < options.maxAttempts
+            {
                 attempt += 1
-                logger.debug("retrying transaction", metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.sqlState?.rawValue ?? "")"])
+                logger.debug(
+                    "retrying transaction",
+                    metadata: ["attempt": "\(attempt)", "sqlstate": "\(error.sqlState?.rawValue ?? "")"])
             }
         }
     }
@@ -151,7 +180,7 @@ public final class PostgresClient: Sendable, Service {
 
     private func lease() async throws -> PGConnection {
         while true {
-            let grant: PoolState.Grant
+            let grant: State.Grant
             switch state.withLock({ $0.tryLease(max: configuration.maximumConnections) }) {
             case .fail:
                 throw PostgresError(code: .poolClosed, message: "the database client has shut down")
@@ -164,61 +193,125 @@ public final class PostgresClient: Sendable, Service {
             case .connection(let connection):
                 if connection.isAlive() { return connection }
                 logger.info("replacing a broken database connection", metadata: ["connection": "\(connection.id)"])
-                await discard(connection)
+                discard(connection)
             case .open(let id):
-                do {
-                    return try await executor.run { [configuration] in try PGConnection.connect(configuration.connection, id: id) }
-                } catch {
-                    if let waiter = state.withLock({ $0.connectFailed() }) { waiter.resume(returning: .open(id: id)) }
-                    throw error
-                }
+                return try await connect(slot: id)
             }
         }
     }
 
-    private func waitForGrant() async throws -> PoolState.Grant {
+    private func waitForGrant() async throws -> State.Grant {
         let id = operations.next()
         let timeout = configuration.leaseTimeout
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await Task.sleep(for: timeout)
                 if let waiter = self.state.withLock({ $0.removeWaiter(id) }) {
-                    waiter.resume(throwing: PostgresError(code: .poolTimeout, message: "no database connection became free within \(timeout)"))
+                    waiter.resume(
+                        throwing: PostgresError(
+                            code: .poolTimeout, message: "no database connection became free within \(timeout)"))
                 }
             }
             defer { group.cancelAll() }
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
-                    state.withLock { $0.enqueue(id: id, continuation: continuation) }
+                    switch state.withLock({ $0.enqueue(id: id, waiter: continuation) }) {
+                    case nil: break
+                    case .cancelled: continuation.resume(throwing: CancellationError())
+                    case .shutDown:
+                        continuation.resume(
+                            throwing: PostgresError(code: .poolClosed, message: "the database client has shut down"))
+                    }
                 }
             } onCancel: {
-                if let waiter = self.state.withLock({ $0.cancelWaiter(id) }) { waiter.resume(throwing: CancellationError()) }
+                if let waiter = self.state.withLock({ $0.cancelWaiter(id) }) {
+                    waiter.resume(throwing: CancellationError())
+                }
             }
         }
     }
 
-    /// Returns a connection: to a waiter, to the idle list, or closed when it is not reusable.
-    func release(_ connection: PGConnection) async {
-        // A body left a transaction open (or a cancel interrupted one): roll it back first. The
-        // status check is a local read; only an actual ROLLBACK goes to the pool's threads.
-        if !connection.isBroken && connection.transactionStatus != .idle {
-            _ = try? await executor.run { connection.rollbackIfInTransaction() }
-        }
-        guard !connection.isBroken, connection.transactionStatus == .idle else {
-            await discard(connection)
-            return
-        }
-        switch state.withLock({ $0.release(connection) }) {
-        case .handedOver(let waiter): waiter.resume(returning: .connection(connection))
-        case .idled: break
-        case .close: await discard(connection)
+    /// Opens a connection in a leased slot. A cancelled caller waits at most `cancelGrace` for
+    /// libpq's connect; then the slot is abandoned to it, and given up when it returns.
+    private func connect(slot id: Int) async throws -> PGConnection {
+        let configuration = configuration
+        let abandoned = Atomic<Bool>(false)
+        do {
+            return try await executor.run(
+                abandoningAfter: configuration.cancelGrace,
+                abandonedError: { [weak self] in
+                    abandoned.store(true, ordering: .releasing)
+                    self?.state.withLock { $0.abandonLease() }
+                    return CancellationError()
+                },
+                whenAbandoned: { [weak self] result in
+                    if case .success(let connection) = result { connection.close() }
+                    self?.closeAbandonedSlot()
+                },
+                { try PGConnection.connect(configuration.connection, id: id) })
+        } catch {
+            if !abandoned.load(ordering: .acquiring), let waiter = state.withLock({ $0.connectFailed() }) {
+                waiter.resume(returning: .open(id: id))
+            }
+            throw error
         }
     }
 
-    private func discard(_ connection: PGConnection) async {
-        _ = try? await executor.run { connection.close() }
+    /// Returns a connection: to a waiter, to the idle list, or closed when it is not reusable.
+    /// A connection abandoned to a hung server is left alone: `reclaimAbandoned` closes it.
+    func release(_ leased: PostgresConnection) async {
+        let connection = leased.connection
+        if connection.isAbandoned {
+            state.withLock { $0.abandonLease() }
+            return
+        }
+        // A body left a transaction open (or a cancel interrupted one): roll it back first. The
+        // status check is a local read; only an actual ROLLBACK goes to the pool's threads, and it
+        // abandons the connection too if the server does not answer a cancelled task in time.
+        if !connection.isBroken && !connection.isCondemned && connection.transactionStatus != .idle {
+            await leased.rollback()
+            if connection.isAbandoned {
+                state.withLock { $0.abandonLease() }
+                return
+            }
+        }
+        guard !connection.isBroken, !connection.isCondemned, connection.transactionStatus == .idle else {
+            discard(connection)
+            return
+        }
+        release(healthy: connection)
+    }
+
+    private func release(healthy connection: PGConnection) {
+        switch state.withLock({ $0.release(connection) }) {
+        case .handOver(let waiter, let grant): waiter.resume(returning: grant)
+        case .idled: break
+        case .close: discard(connection)
+        }
+    }
+
+    /// Closes a connection that is not reusable (on the pool's threads: `PQfinish` does not wait
+    /// for the server) and gives its slot to the next waiter.
+    private func discard(_ connection: PGConnection) {
+        executor.submit { connection.close() }
         if let waiter = state.withLock({ $0.closed(max: configuration.maximumConnections) }) {
-            waiter.continuation.resume(returning: .open(id: waiter.slot))
+            waiter.waiter.resume(returning: .open(id: waiter.slot))
+        }
+    }
+
+    /// A job whose task stopped waiting has returned (on a pool thread): close its connection and
+    /// free the slot it kept.
+    private func reclaimAbandoned(_ connection: PGConnection) {
+        connection.close()
+        logger.info(
+            "closed a database connection abandoned after an unanswered cancel",
+            metadata: ["connection": "\(connection.id)"])
+        closeAbandonedSlot()
+    }
+
+    private func closeAbandonedSlot() {
+        if let waiter = state.withLock({ $0.abandonedClosed(max: configuration.maximumConnections) }) {
+            waiter.waiter.resume(returning: .open(id: waiter.slot))
         }
     }
 }

@@ -1,3 +1,4 @@
+import CivilDates
 import Foundation
 
 /// Text forms of `timestamptz`, `timestamp` and `date` as the server prints them with the

@@ -1,5 +1,5 @@
+import CivilDates
 import Ledger
-import Postgres
 
 /// Everything a report shows, read from one database snapshot; rendered by `RevenueCSV` and
 /// `RevenueMarkdown`. Nothing in it depends on when it was made, so the same ledger gives the

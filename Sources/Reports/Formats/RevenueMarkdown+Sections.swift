@@ -1,5 +1,5 @@
+import CivilDates
 import Ledger
-import Postgres
 
 extension RevenueMarkdown {
     // MARK: Headline (daily)

@@ -1,5 +1,5 @@
+import CivilDates
 import Ledger
-import Postgres
 
 /// The report as Markdown that reads well on GitHub (tables, a Mermaid `xychart-beta` trend) and
 /// as plain text (tables padded to line up, every chart also given as a table).

@@ -1,5 +1,5 @@
+import CivilDates
 import Foundation
-import Postgres
 
 /// The rows a query reads: journal entries effective from `startsAt` (inclusive) to `endsAt`
 /// (exclusive), assigned to periods that begin at local midnight of `periodStarts` in `timeZone`.

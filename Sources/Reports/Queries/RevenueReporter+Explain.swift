@@ -1,3 +1,4 @@
+import CivilDates
 import Postgres
 
 extension RevenueReporter {

@@ -130,6 +130,11 @@ enum ErrorMapping {
 extension PostgresError {
     /// The database could not be reached or had no connection to spare: worth retrying later.
     var isUnavailable: Bool {
-        isConnectionError || code == .poolTimeout || code == .poolClosed
+        isConnectionError || code == .poolTimeout || code == .poolClosed || isServerTimeout
+    }
+
+    /// The server gave up on the statement itself (`statement_timeout`, or a cancel not ours).
+    var isServerTimeout: Bool {
+        code == .server && sqlState == .queryCanceled
     }
 }

@@ -3,7 +3,7 @@ import NIOCore
 
 /// A JSON object written straight into a `ByteBuffer`, for the hot responses (the SeSAC user document).
 /// `JSONEncoder` builds a tree of boxed values and sorts nothing we need; for `myinfo` it was a tenth of
-/// the machine's CPU under load (profile in docs/performance.md). Strings are escaped as RFC 8259
+/// the machine's CPU under load (docs/benchmarks.md). Strings are escaped as RFC 8259
 /// requires (quote, backslash, control characters); everything else is written as UTF-8.
 struct JSONBody {
     private(set) var buffer: ByteBuffer

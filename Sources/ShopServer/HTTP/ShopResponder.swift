@@ -7,7 +7,10 @@ import Logging
 ///
 /// - refuses a declared body over the limit with 413 before reading it;
 /// - gives the request at most `timeout`, then cancels it (its database query with it: a purchase is
-///   one statement, so it is either recorded or not) and answers 503 (SeSAC: 500);
+///   one statement, so it is either recorded or not) and answers 503 (SeSAC: 500). The cancel is
+///   issued `cancellationAllowance` early, the time the database client may take to give up on a
+///   query the server does not stop, so that the answer leaves within `timeout` even when the
+///   database hangs;
 /// - answers a timeout or an oversized body in its surface's way (``ErrorMapping``; route errors are
 ///   answered by ``ErrorMiddleware``): `/v1/...` is the SeSAC surface, everything else the JSON one;
 /// - writes one log line per request (request id, method, path, status, duration), echoes the request
@@ -18,6 +21,7 @@ struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: R
     let inner: Inner
     let bodyLimit: Int
     let timeout: Duration
+    var cancellationAllowance: Duration = .zero
     let metrics: ShopMetrics
 
     static var requestIdHeader: HTTPField.Name { HTTPField.Name("x-request-id")! }
@@ -29,7 +33,9 @@ struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: R
         var response: Response
         do {
             if let length = request.headers[.contentLength].flatMap(Int.init), length > bodyLimit {
-                throw InputError("body_too_large", "the body is \(length) bytes, over the \(bodyLimit)-byte limit", status: .contentTooLarge)
+                throw InputError(
+                    "body_too_large", "the body is \(length) bytes, over the \(bodyLimit)-byte limit",
+                    status: .contentTooLarge)
             }
             response = try await withTimeout { try await inner.respond(to: request, context: context) }
         } catch {
@@ -55,10 +61,11 @@ struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: R
     /// Runs `work` in a child task and cancels it when `timeout` passes first.
     private func withTimeout(_ work: @escaping @Sendable () async throws -> Response) async throws -> Response {
         let timeout = self.timeout
+        let cancelAt = max(timeout - cancellationAllowance, timeout / 2)
         return try await withThrowingTaskGroup(of: Response?.self) { group in
             group.addTask { try await work() }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await Task.sleep(for: cancelAt)
                 return nil
             }
             defer { group.cancelAll() }
@@ -90,9 +97,11 @@ enum Surface {
     func response(for error: any Error, request: Request, context: some RequestContext) throws -> Response {
         switch self {
         case .sesac:
-            return try ErrorMapping.sesacReply(for: error, logger: context.logger).response(from: request, context: context)
+            return try ErrorMapping.sesacReply(for: error, logger: context.logger).response(
+                from: request, context: context)
         case .json:
-            return try ErrorMapping.apiError(for: error, logger: context.logger).response(from: request, context: context)
+            return try ErrorMapping.apiError(for: error, logger: context.logger).response(
+                from: request, context: context)
         }
     }
 }

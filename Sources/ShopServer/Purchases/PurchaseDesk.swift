@@ -50,7 +50,7 @@ struct PurchaseDesk: Sendable {
             case .conflict: metrics.recordPurchase("conflict")
             }
             return outcome
-        } catch let error as LedgerError where error.code == .unknownProduct {
+        } catch let error as LedgerError where error.code == .unknownProduct || error.code == .accountTokenMismatch {
             metrics.recordRefusal(error.code.rawValue)
             throw error
         }

@@ -1,9 +1,17 @@
 import Hummingbird
 import Postgres
 
-/// `GET /healthz` (the process answers) and `GET /readyz` (the database answers too).
+/// `GET /healthz` (the process answers) and `GET /readyz` (the database answers too, within
+/// `probeTimeout`: a load balancer asks often and must learn quickly that a hung database is not ready).
 struct HealthRoutes {
     let client: PostgresClient
+    let probeTimeout: Duration
+
+    /// Long enough for a healthy database, short enough that with the client's cancel grace on top
+    /// `/readyz` answers within a second whatever the database does.
+    static func probeTimeout(cancelGrace: Duration) -> Duration {
+        max(.milliseconds(200), .milliseconds(900) - cancelGrace)
+    }
 
     struct Status: ResponseEncodable {
         let status: String
@@ -13,7 +21,7 @@ struct HealthRoutes {
         router.get("healthz") { _, _ in Status(status: "ok") }
         router.get("readyz") { _, _ -> EditedResponse<ReadinessBody> in
             do {
-                _ = try await client.query("SELECT 1")
+                try await withDeadline(probeTimeout) { _ = try await client.query("SELECT 1") }
                 return EditedResponse(status: .ok, response: ReadinessBody(status: "ready"))
             } catch {
                 return EditedResponse(

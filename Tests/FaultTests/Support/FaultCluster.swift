@@ -22,7 +22,8 @@ struct FaultCluster: Sendable {
         var logger = Logger(label: "shopledger.fault-cluster")
         logger.logLevel = .warning
         let local = try LocalPostgres(
-            options: .init(dataDirectory: folder + "/data", port: try TestCluster.freePort(), durable: true), logger: logger)
+            options: .init(dataDirectory: folder + "/data", port: try TestCluster.freePort(), durable: true),
+            logger: logger)
         let running = try await local.start()
         return FaultCluster(folder: folder, local: local, url: running.url(database: "postgres"))
     }
@@ -38,11 +39,59 @@ struct FaultCluster: Sendable {
         _ = try await local.start()
     }
 
+    /// Stops every PostgreSQL process (the postmaster first, so that it forks no new backend, then each
+    /// of its children) with SIGSTOP: a hung database, as far as a client can tell. The sockets stay
+    /// open and connects still reach the kernel's backlog; nothing ever answers. Returns how many
+    /// processes were stopped.
+    @discardableResult
+    func freeze() throws -> Int {
+        try signalEveryProcess(SIGSTOP)
+    }
+
+    /// SIGCONT to every PostgreSQL process (children first, the postmaster last).
+    @discardableResult
+    func thaw() throws -> Int {
+        try signalEveryProcess(SIGCONT)
+    }
+
+    private func signalEveryProcess(_ signal: Int32) throws -> Int {
+        let pidFile = (try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8)) ?? ""
+        guard let postmaster = pidFile.split(separator: "\n").first.flatMap({ pid_t($0) }), postmaster > 0 else {
+            throw FaultTestError("no postmaster.pid under \(dataDirectory)")
+        }
+        let children = Self.children(of: postmaster)
+        if signal == SIGSTOP {
+            kill(postmaster, signal)
+            // Children forked just before the postmaster stopped are listed on a second look.
+            for child in Set(children + Self.children(of: postmaster)) { kill(child, signal) }
+        } else {
+            for child in children { kill(child, signal) }
+            kill(postmaster, signal)
+        }
+        return children.count + 1
+    }
+
+    /// Processes whose parent is `parent` (from /proc/<pid>/stat: "pid (comm) state ppid ...").
+    private static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 1, pid_t(fields[1]) == parent else { return nil }
+            return pid
+        }
+    }
+
     /// Stops the cluster if it runs and removes its folder and its socket folder (`LocalPostgres` makes one
     /// under /tmp and leaves it). Never throws: it runs when a test failed too.
     func destroy() {
         FaultResources.release(folder: folder)
-        if let socketFolder = url.split(separator: "?").last?.split(separator: "&").first(where: { $0.hasPrefix("host=") })?.dropFirst(5),
+        if let socketFolder = url.split(separator: "?").last?.split(separator: "&").first(where: {
+            $0.hasPrefix("host=")
+        })?.dropFirst(5),
             socketFolder.hasPrefix("/tmp/.shopledger-")
         {
             try? FileManager.default.removeItem(atPath: String(socketFolder))
@@ -54,7 +103,8 @@ struct FaultCluster: Sendable {
         var logger = Logger(label: "shopledger.fault-check")
         logger.logLevel = .warning
         let client = PostgresClient(
-            configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 2), logger: logger)
+            configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 2),
+            logger: logger)
         do {
             let result = try await body(client)
             await client.shutdown()
@@ -77,11 +127,15 @@ enum PostgresBinaries {
     }()
 
     static func pgCtl(_ arguments: [String]) async throws {
-        guard let pgCtl = pgCtlPath else { throw FaultTestError("pg_ctl was not found on PATH or in /usr/lib/postgresql/*/bin") }
-        let command = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] + arguments : [pgCtl] + arguments
+        guard let pgCtl = pgCtlPath else {
+            throw FaultTestError("pg_ctl was not found on PATH or in /usr/lib/postgresql/*/bin")
+        }
+        let command =
+            geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] + arguments : [pgCtl] + arguments
         let outcome = try await Spawned.run(command)
         guard outcome.status == .exited(0) else {
-            throw FaultTestError("pg_ctl \(arguments.joined(separator: " ")) failed (\(outcome.status)): \(outcome.output)")
+            throw FaultTestError(
+                "pg_ctl \(arguments.joined(separator: " ")) failed (\(outcome.status)): \(outcome.output)")
         }
     }
 }

@@ -6,7 +6,7 @@ import TestSupport
 
 /// What every scenario's server trusts, and how its clients prove purchases.
 enum FaultFixtures {
-    static let stubSecret = "fault-tests-stub-secret"
+    static let stubSecret = "fault-tests-stub-secret-of-32-bytes-at-least"
     static let adminToken = "fault-tests-admin-token-0123456789"
     static let bundleId = "com.memolease.sesac1"
     /// An Apple-shaped test CA; the servers get its root with `--root-cert`.
@@ -19,14 +19,20 @@ enum FaultFixtures {
     static func stubReceipt(product: String, transaction: String) -> String {
         StubReceipt(
             bundleId: bundleId, creationDateMs: 1_763_000_500_000,
-            inApp: [.init(productId: product, transactionId: transaction, purchaseDateMs: 1_763_000_000_000, priceMilli: 2_500_000, currency: "KRW")]
+            inApp: [
+                .init(
+                    productId: product, transactionId: transaction, purchaseDateMs: 1_763_000_000_000,
+                    priceMilli: 2_500_000, currency: "KRW")
+            ]
         ).text(signedWith: stubSecret)
     }
 
     static func signedTransaction(product: String, transaction: String) -> String {
         pki.sign([
-            "transactionId": transaction, "originalTransactionId": transaction, "bundleId": bundleId, "productId": product,
-            "type": "Non-Consumable", "purchaseDate": 1_763_000_000_000 as Int64, "originalPurchaseDate": 1_763_000_000_000 as Int64,
+            "transactionId": transaction, "originalTransactionId": transaction, "bundleId": bundleId,
+            "productId": product,
+            "type": "Non-Consumable", "purchaseDate": 1_763_000_000_000 as Int64,
+            "originalPurchaseDate": 1_763_000_000_000 as Int64,
             "signedDate": Int64(Date().timeIntervalSince1970 * 1000), "environment": "Production", "price": 2_500_000,
             "currency": "KRW", "storefront": "KOR", "inAppOwnershipType": "PURCHASED",
         ])
@@ -47,8 +53,11 @@ enum FaultFixtures {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return Array(
-            fields.map { $0.addingPercentEncoding(withAllowedCharacters: allowed)! + "=" + $1.addingPercentEncoding(withAllowedCharacters: allowed)! }
-                .joined(separator: "&").utf8)
+            fields.map {
+                $0.addingPercentEncoding(withAllowedCharacters: allowed)! + "=" + $1.addingPercentEncoding(
+                    withAllowedCharacters: allowed)!
+            }
+            .joined(separator: "&").utf8)
     }
 }
 
@@ -80,15 +89,23 @@ struct PurchaseRequest: Sendable {
         case .jsonStub:
             path = "/api/v1/purchases"
             headers = [("Authorization", "Bearer dev:\(uid)"), ("Content-Type", "application/json")]
-            body = FaultFixtures.json(["receipt": FaultFixtures.stubReceipt(product: product, transaction: transactionId), "productId": product])
+            body = FaultFixtures.json([
+                "receipt": FaultFixtures.stubReceipt(product: product, transaction: transactionId),
+                "productId": product,
+            ])
         case .jsonSigned:
             path = "/api/v1/purchases"
             headers = [("Authorization", "Bearer dev:\(uid)"), ("Content-Type", "application/json")]
-            body = FaultFixtures.json(["signedTransaction": FaultFixtures.signedTransaction(product: product, transaction: transactionId)])
+            body = FaultFixtures.json([
+                "signedTransaction": FaultFixtures.signedTransaction(product: product, transaction: transactionId)
+            ])
         case .sesacStub:
             path = "/v1/user/shop/ios"
             headers = [("idtoken", "dev:\(uid)"), ("Content-Type", "application/x-www-form-urlencoded")]
-            body = FaultFixtures.form([("receipt", FaultFixtures.stubReceipt(product: product, transaction: transactionId)), ("product", product)])
+            body = FaultFixtures.form([
+                ("receipt", FaultFixtures.stubReceipt(product: product, transaction: transactionId)),
+                ("product", product),
+            ])
         }
     }
 

@@ -52,7 +52,7 @@ final class FaultScenario: Sendable {
         for server in servers.withLock({ $0 }) { server.kill() }
     }
 
-    /// A report line on the test output (the figures the README quotes come from here).
+    /// A report line on the test output (docs/reliability.md names the scenarios; their figures come from here).
     func report(_ line: String) {
         print("FAULT \(name): \(line)")
     }

@@ -8,13 +8,13 @@ import NIOCore
 import Postgres
 import Receipts
 import ShopServer
-import Testing
 import TestSupport
+import Testing
 
 /// Settings every server test shares.
 enum ServerTest {
     static let adminToken = "admin-token-for-tests-0123456789"
-    static let stubSecret = "server-test-stub-secret"
+    static let stubSecret = "server-test-stub-secret-of-32-bytes-at-least"
     static let bundleId = "com.memolease.sesac1"
 
     /// One test CA, shaped like Apple's, whose root the test servers trust besides Apple's.
@@ -43,7 +43,9 @@ enum ServerTest {
         StubReceipt(
             bundleId: bundleId, creationDateMs: 1_763_000_500_000,
             inApp: [
-                .init(productId: product, transactionId: transaction, purchaseDateMs: 1_763_000_000_000, priceMilli: price, currency: "KRW")
+                .init(
+                    productId: product, transactionId: transaction, purchaseDateMs: 1_763_000_000_000,
+                    priceMilli: price, currency: "KRW")
             ]
         ).text(signedWith: stubSecret)
     }
@@ -67,14 +69,17 @@ enum ServerTest {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         return pki.sign([
             "transactionId": transaction, "originalTransactionId": transaction, "bundleId": bundleId,
-            "productId": product, "type": "Non-Consumable", "purchaseDate": purchaseDateMs, "originalPurchaseDate": purchaseDateMs,
+            "productId": product, "type": "Non-Consumable", "purchaseDate": purchaseDateMs,
+            "originalPurchaseDate": purchaseDateMs,
             "signedDate": now, "environment": environment, "price": price, "currency": "KRW", "storefront": "KOR",
             "inAppOwnershipType": "PURCHASED",
         ])
     }
 
     /// An App Store Server Notification V2 from `pki` about a signed transaction.
-    static func signedNotification(_ type: String, signedTransaction: String, uuid: String = UUID().uuidString) -> String {
+    static func signedNotification(
+        _ type: String, signedTransaction: String, uuid: String = UUID().uuidString
+    ) -> String {
         pki.sign([
             "notificationType": type, "notificationUUID": uuid, "version": "2.0",
             "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
@@ -127,7 +132,8 @@ extension TestClientProtocol {
     func send(
         _ method: HTTPRequest.Method, _ uri: String, headers: HTTPFields = [:], body: [UInt8]? = nil
     ) async throws -> Answer {
-        try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(bytes: $0) }) { response in
+        try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(bytes: $0) }) {
+            response in
             Answer(status: response.status, headers: response.headers, body: String(buffer: response.body))
         }
     }

@@ -133,7 +133,7 @@ enum APIBodies {
         let transactionId: String
         let productId: String
         /// `recorded`, `duplicate`, `conflict` (recorded for another user, or with other evidence) or
-        /// `refused` (the product is not in the catalog).
+        /// `refused` (the product is not in the catalog, or the appAccountToken is not the caller's).
         let outcome: String
         let code: String?
         let purchase: PurchaseBody?

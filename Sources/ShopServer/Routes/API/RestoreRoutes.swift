@@ -8,9 +8,11 @@ import Receipts
 ///
 /// Fetches the customer's transaction history from Apple (production, then the sandbox; every entry
 /// verified like a client-sent transaction) and records each purchase for the caller with the usual
-/// idempotency. The transaction named must not be recorded for another user (409, nothing written);
-/// other entries recorded for another user come back as `conflict` outcomes. 501 when the App Store
-/// Server API is not configured.
+/// idempotency. The transaction named must not be recorded for another user (409, nothing written) nor
+/// carry an `appAccountToken` other than the caller's purchases carry (422, nothing written); other
+/// entries recorded for another user come back as `conflict` outcomes, and entries refused by the ledger
+/// (unknown product, another account token) as `refused`. 501 when the App Store Server API is not
+/// configured.
 struct RestoreRoutes {
     let authenticator: Authenticator
     let api: AppStoreServerAPIClient?
@@ -48,7 +50,10 @@ struct RestoreRoutes {
                     }
                     outcome = .init(transaction, "conflict", code: reason.rawValue)
                 }
-            } catch let error as LedgerError where error.code == .unknownProduct {
+            } catch let error as LedgerError where error.code == .unknownProduct || error.code == .accountTokenMismatch
+            {
+                // The named transaction bound to another account token: the history is not the caller's.
+                if transaction.transactionId == transactionId, error.code == .accountTokenMismatch { throw error }
                 outcome = .init(transaction, "refused", code: error.code.rawValue)
             }
             results.append(outcome)

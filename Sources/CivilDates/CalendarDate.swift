@@ -12,7 +12,7 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     /// Nil unless `year`-`month`-`day` is a real date between years 1 and 9999.
     public init?(year: Int, month: Int, day: Int) {
         guard (1...9999).contains(year), (1...12).contains(month),
-            (1...Self.daysInMonth(year: year, month: month)).contains(day)
+            (1...Int(CivilCalendar.daysIn(month: Int64(month), year: Int64(year)))).contains(day)
         else { return nil }
         self.year = year
         self.month = month
@@ -87,15 +87,5 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
 
     public static func < (lhs: CalendarDate, rhs: CalendarDate) -> Bool {
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
-    }
-
-    static func isLeapYear(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
-
-    static func daysInMonth(year: Int, month: Int) -> Int {
-        switch month {
-        case 2: isLeapYear(year) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 }
