@@ -96,6 +96,24 @@ struct RestoreAndSyncTests {
         }
     }
 
+    @Test("Restore: a history bound to another appAccountToken than the caller's purchases is refused")
+    func restoreAccountTokenMismatch() async throws {
+        let aliceToken = UUID().uuidString.lowercased()
+        let daveToken = UUID().uuidString.lowercased()
+        let fake = Self.aliceAndBob()
+        fake.add(
+            Transaction(id: "5001", productId: APITest.product(2), customer: "alice2", appAccountToken: aliceToken))
+        fake.add(Transaction(id: "6001", productId: APITest.product(3), customer: "dave", appAccountToken: daveToken))
+        fake.add(Transaction(id: "6002", productId: APITest.product(4), customer: "dave", appAccountToken: daveToken))
+        try await withShop(fake) { client, _, _ in
+            #expect(try await client.restore(uid: "alice", transactionId: "5001").outcomes == ["5001": "recorded"])
+            let foreign = try await client.restore(uid: "alice", transactionId: "6002")
+            #expect(foreign.status == .unprocessableContent && foreign.errorCode == "account_token_mismatch")
+            let me = try await client.api(.get, "/api/v1/me", uid: "alice")
+            #expect((me.json["owned"] as? [String: [Int]])?["faces"]?.contains(3) != true)
+        }
+    }
+
     @Test("Restore: a sandbox purchase is found after production's not-found; unknown ids are 404")
     func restoreSandboxAndUnknown() async throws {
         try await withShop(Self.aliceAndBob()) { client, _, _ in

@@ -29,6 +29,7 @@ final class FakeAppStore: Sendable {
         var type = "Non-Consumable"
         var revocationMs: Int64?
         var ownership = "PURCHASED"
+        var appAccountToken: String?
     }
 
     struct Notification: Sendable {
@@ -290,6 +291,7 @@ final class FakeAppStore: Sendable {
             "environment": transaction.environment.rawValue, "price": transaction.price, "currency": "KRW",
             "storefront": "KOR", "inAppOwnershipType": transaction.ownership,
         ]
+        if let token = transaction.appAccountToken { payload["appAccountToken"] = token }
         if let revocation = transaction.revocationMs {
             payload["revocationDate"] = revocation
             payload["revocationReason"] = 0
