@@ -80,9 +80,16 @@ public struct AppStoreServerAPIClient: Sendable {
     }
 
     /// Get Refund History v2: every refunded transaction of the customer who made `transactionId`, all pages.
-    public func refundHistory(_ transactionId: String) async throws -> VerifiedTransactions {
+    ///
+    /// - Parameter environment: the environment the transaction is known to be from (asked alone); by
+    ///   default production, then the sandbox on "not found".
+    public func refundHistory(
+        _ transactionId: String, in environment: StoreEnvironment? = nil
+    ) async throws
+        -> VerifiedTransactions
+    {
         let segment = try pathSegment(transactionId)
-        return try await inTransactionEnvironments { environment in
+        return try await inTransactionEnvironments(only: environment) { environment in
             let signed = try await pagedHistory(
                 "/inApps/v2/refund/lookup/\(segment)", baseQuery: [], endpoint: .refundHistory, environment: environment
             )
@@ -106,12 +113,15 @@ public struct AppStoreServerAPIClient: Sendable {
 
     /// Get Notification History: every notification Apple sent (or tried to) between the dates, all pages
     /// (`paginationToken`), each verified. Apple keeps about 180 days.
+    ///
+    /// - Parameter environment: whose history; by default the configured environment (production, or
+    ///   the sandbox for a sandbox-only configuration). ``notificationEnvironments`` lists those worth asking.
     public func notificationHistory(
-        from start: Date, to end: Date = Date(), onlyFailures: Bool = false
+        from start: Date, to end: Date = Date(), onlyFailures: Bool = false, in environment: StoreEnvironment? = nil
     )
         async throws -> [NotificationHistoryEntry]
     {
-        let environment = configuration.primaryEnvironment
+        let environment = environment ?? configuration.primaryEnvironment
         let request = Wire.NotificationHistoryRequest(
             startDate: Int64(start.timeIntervalSince1970 * 1000), endDate: Int64(end.timeIntervalSince1970 * 1000),
             onlyFailures: onlyFailures ? true : nil)
@@ -166,12 +176,18 @@ public struct AppStoreServerAPIClient: Sendable {
         return TestNotificationStatus(notification: notification, attempts: attempts)
     }
 
+    /// The environments whose notifications the configuration covers: production and the sandbox
+    /// (TestFlight and App Review), or the sandbox alone.
+    public var notificationEnvironments: [StoreEnvironment] { configuration.transactionEnvironments }
+
     // MARK: Helpers
 
     /// Runs `body` in production, then in the sandbox when production does not know the id (Apple's
     /// advice: TestFlight and App Review purchases are sandbox purchases).
-    func inTransactionEnvironments<T>(_ body: (StoreEnvironment) async throws -> T) async throws -> T {
-        let environments = configuration.transactionEnvironments
+    func inTransactionEnvironments<T>(
+        only environment: StoreEnvironment? = nil, _ body: (StoreEnvironment) async throws -> T
+    ) async throws -> T {
+        let environments = environment.map { [$0] } ?? configuration.transactionEnvironments
         for (index, environment) in environments.enumerated() {
             do {
                 return try await body(environment)

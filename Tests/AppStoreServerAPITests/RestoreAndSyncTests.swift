@@ -127,7 +127,7 @@ struct RestoreAndSyncTests {
         }
     }
 
-    @Test("Sync: missed notifications and refunds applied once; run twice, and beside a live notification")
+    @Test("Sync: missed notifications (both environments) and refunds applied once; twice, and beside live ones")
     func syncAppliesMissedRefundsOnce() async throws {
         let fake = Self.aliceAndBob()
         // Notifications signed in the last hours (chains are checked at signedDate; the test leaf is a year old).
@@ -147,6 +147,14 @@ struct RestoreAndSyncTests {
             fake.add(
                 FakeAppStore.Notification(
                     uuid: "live-2001", type: "REFUND", signedDateMs: now - 3_600_000, transactionId: "2001"))
+            // A sandbox (TestFlight) purchase refunded while we were down: its notification is in the
+            // sandbox's history.
+            #expect(try await client.restore(uid: "bob", transactionId: "3001").status == .ok)
+            fake.refund("3001", atMs: now - 5_000_000)
+            fake.add(
+                FakeAppStore.Notification(
+                    uuid: "missed-3001", type: "REFUND", signedDateMs: now - 5_000_000, transactionId: "3001",
+                    environment: .sandbox))
             let live = try await client.api(
                 .post, "/api/v1/notifications/app-store",
                 json: [
@@ -159,11 +167,11 @@ struct RestoreAndSyncTests {
                 api: api, ledger: LedgerStore(client: db.client), logger: APITest.quietLogger)
             let first = try await synchronizer.sync(since: since)
             #expect(
-                first.notificationsSeen == 2 && first.notificationsStored == 1 && first.notificationEventsApplied == 1)
+                first.notificationsSeen == 3 && first.notificationsStored == 2 && first.notificationEventsApplied == 2)
             #expect(first.refundsApplied == 1 && first.failures == 0, "\(first)")
             #expect(
                 try await Self.states(db) == [
-                    "1001": "refunded", "1002": "live", "1003": "refunded", "2001": "refunded",
+                    "1001": "refunded", "1002": "live", "1003": "refunded", "2001": "refunded", "3001": "refunded",
                 ])
 
             let refundEntries = try await Self.count(db, "SELECT count(*) FROM journal_entries WHERE kind = 'refund'")
@@ -173,7 +181,7 @@ struct RestoreAndSyncTests {
                 "\(second)")
             #expect(
                 try await Self.count(db, "SELECT count(*) FROM journal_entries WHERE kind = 'refund'") == refundEntries)
-            #expect(refundEntries == 3)
+            #expect(refundEntries == 4)
             let alice = try await client.api(.get, "/api/v1/me", uid: "alice")
             #expect((alice.json["owned"] as? [String: [Int]])?["faces"]?.contains(2) != true)
         }

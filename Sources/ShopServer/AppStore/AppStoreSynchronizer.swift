@@ -46,7 +46,8 @@ public struct AppStoreSynchronizer: Sendable {
         self.logger = logger
     }
 
-    /// Notification history from `since` to now, then refund history for every live purchase's customer.
+    /// Notification history from `since` to now (production and the sandbox, or the sandbox alone), then
+    /// refund history for every live purchase's customer, in the purchase's environment.
     ///
     /// - Throws: ``AppStoreServerAPIError`` when the notification history cannot be fetched (nothing of
     ///   it is stored unverified); refund-history failures per customer are counted and logged.
@@ -58,7 +59,10 @@ public struct AppStoreSynchronizer: Sendable {
     }
 
     func syncNotifications(since: Date, until: Date, into report: inout Report) async throws {
-        let entries = try await api.notificationHistory(from: since, to: until)
+        var entries: [NotificationHistoryEntry] = []
+        for environment in api.notificationEnvironments {
+            entries += try await api.notificationHistory(from: since, to: until, in: environment)
+        }
         report.notificationsSeen += entries.count
         for entry in entries {
             try Task.checkCancellation()
@@ -92,7 +96,7 @@ public struct AppStoreSynchronizer: Sendable {
             report.customersChecked += 1
             let refunds: VerifiedTransactions
             do {
-                refunds = try await api.refundHistory(anchor.transactionId)
+                refunds = try await api.refundHistory(anchor.transactionId, in: anchor.environment)
             } catch let error as AppStoreServerAPIError {
                 report.failures += 1
                 logger.warning(
