@@ -1,6 +1,9 @@
 import Crypto
 import Foundation
+import HummingbirdTesting
 import Postgres
+import Receipts
+import ShopServer
 import TestSupport
 import Testing
 
@@ -137,6 +140,38 @@ struct AppStoreCommandTests {
                     "SELECT count(*) FROM refund_events WHERE source_event_id = 'cli-missed'"
                 ).single().decode(Int.self, at: 0)
                 #expect(stored == 1 && events == 1)
+            }
+        }
+    }
+
+    @Test("test-notification says so once Apple's TEST notification is in our inbox; exit 1 when it never comes")
+    func testNotification() async throws {
+        let fake = APITest.fake()
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await fake.run { production, sandbox in
+            let (environment, options) = try Self.settings(
+                fake, production: production, sandbox: sandbox, folder: folder)
+            try await withTestDatabase { db in
+                // Our server, live, on the same database: Apple (the fake) posts the notification to it.
+                let shop = ServerConfiguration(
+                    auth: AuthConfiguration(acceptsDevelopmentTokens: true),
+                    receipts: VerifierConfiguration(
+                        bundleId: APITest.bundleId, rootCertificates: [APITest.pki.rootCertificate]))
+                let app = try buildApplication(configuration: shop, client: db.client, logger: APITest.quietLogger)
+                try await app.test(.live) { client in
+                    let arguments =
+                        ["appstore", "test-notification", "--wait", "3", "--database-url", db.url] + options
+                    let lost = try await Self.shopledger(arguments, environment: environment)
+                    #expect(
+                        lost.status == 1 && lost.output.contains("did not reach our notification inbox"),
+                        "\(lost.output)")
+
+                    fake.deliverTestNotifications(to: "http://127.0.0.1:\(client.port!)/api/v1/notifications/app-store")
+                    let arrived = try await Self.shopledger(arguments, environment: environment)
+                    #expect(
+                        arrived.status == 0 && arrived.output.contains("arrived at our endpoint"), "\(arrived.output)")
+                }
             }
         }
     }
