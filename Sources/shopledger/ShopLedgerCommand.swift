@@ -8,7 +8,8 @@ struct ShopLedgerCommand: AsyncParsableCommand {
             "ShopLedger: verifies in-app purchases, keeps the ledger, serves the shop API, writes revenue reports.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, ReportCommand.self, SeedCommand.self,
-            StubReceiptCommand.self, StubNotificationCommand.self, VerifyTransactionCommand.self, AppStoreCommand.self,
+            StubReceiptCommand.self, StubNotificationCommand.self, VerifyTransactionCommand.self,
+            VerifyReceiptCommand.self, AppStoreCommand.self,
         ])
 
     static func main() async {
