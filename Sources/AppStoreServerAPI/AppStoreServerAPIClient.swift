@@ -63,14 +63,15 @@ public struct AppStoreServerAPIClient: Sendable {
     /// Get Transaction History v2: every transaction of the customer who made `transactionId` (any of
     /// theirs), all pages (`revision` while `hasMore`), oldest first.
     ///
-    /// - Parameter productTypes: Apple's `productType` filter (`NON_CONSUMABLE`, ...); all when empty.
+    /// - Parameters:
+    ///   - productTypes: Apple's `productType` filter (`NON_CONSUMABLE`, ...); all when empty.
+    ///   - environment: the environment the transaction is known to be from (asked alone); by default
+    ///     production, then the sandbox on "not found".
     public func transactionHistory(
-        _ transactionId: String, productTypes: [String] = []
-    ) async throws
-        -> VerifiedTransactions
-    {
+        _ transactionId: String, productTypes: [String] = [], in environment: StoreEnvironment? = nil
+    ) async throws -> VerifiedTransactions {
         let segment = try pathSegment(transactionId)
-        return try await inTransactionEnvironments { environment in
+        return try await inTransactionEnvironments(only: environment) { environment in
             let signed = try await pagedHistory(
                 "/inApps/v2/history/\(segment)",
                 baseQuery: [("sort", "ASCENDING")] + productTypes.map { ("productType", $0) },

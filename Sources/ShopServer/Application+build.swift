@@ -37,9 +37,9 @@ public func buildApplication(
 
     let ledger = LedgerStore(client: client, logger: logger)
     let body = RequestBody(limit: configuration.bodyLimit)
-    let desk = PurchaseDesk(prover: purchaseProver, ledger: ledger, metrics: metrics)
-
     let appStore = try appStoreClient(configuration, prover: purchaseProver, logger: logger)
+    let desk = PurchaseDesk(
+        prover: purchaseProver, ledger: ledger, metrics: metrics, appStore: appStore, logger: logger)
 
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: ErrorMiddleware())
