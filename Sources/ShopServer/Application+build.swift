@@ -3,6 +3,7 @@ import Ledger
 import Logging
 import Postgres
 import Receipts
+import ServiceLifecycle
 
 /// The composition root: builds the HTTP application from its configuration and the database client.
 /// `shopledger serve` and the tests both call it.
@@ -54,11 +55,17 @@ public func buildApplication(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,
         cancellationAllowance: client.configuration.cancelGrace + .milliseconds(100), metrics: metrics)
     let sweeper = NotificationSweeper(ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger)
+    var services: [any Service] = [client, sweeper]
+    if let certificates = authenticator.certificateStore {
+        services.append(
+            GoogleCertificateWatcher(
+                store: certificates, interval: configuration.googleCertificatesCheckInterval, logger: logger))
+    }
     return Application(
         responder: responder,
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "shopledger"),
-        services: [client, sweeper],
+        services: services,
         logger: logger
     )
 }

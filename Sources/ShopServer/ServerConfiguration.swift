@@ -21,6 +21,9 @@ public struct ServerConfiguration: Sendable {
     /// loopback address only, or this is set (`--allow-development-on-public-address`): with them,
     /// `dev:<uid>` impersonates any user and a stub buys anything.
     public var allowsDevelopmentOnPublicAddress: Bool
+    /// How often the Google certificate file (`auth.googleCertificatesPath`) is checked for a new
+    /// version; SIGHUP re-reads it at once. A file that cannot be used keeps the keys in use.
+    public var googleCertificatesCheckInterval: Duration
 
     public static let defaultBodyLimit = 64 * 1024
     public static let defaultBundleId = "com.memolease.sesac1"
@@ -36,7 +39,8 @@ public struct ServerConfiguration: Sendable {
         auth: AuthConfiguration = AuthConfiguration(),
         receipts: VerifierConfiguration = VerifierConfiguration(bundleId: ServerConfiguration.defaultBundleId),
         notificationSweepInterval: Duration = .seconds(30),
-        allowsDevelopmentOnPublicAddress: Bool = false
+        allowsDevelopmentOnPublicAddress: Bool = false,
+        googleCertificatesCheckInterval: Duration = .seconds(60)
     ) {
         self.host = host
         self.port = port
@@ -47,6 +51,7 @@ public struct ServerConfiguration: Sendable {
         self.receipts = receipts
         self.notificationSweepInterval = notificationSweepInterval
         self.allowsDevelopmentOnPublicAddress = allowsDevelopmentOnPublicAddress
+        self.googleCertificatesCheckInterval = googleCertificatesCheckInterval
     }
 
     /// Clear errors for settings that cannot work. (Auth and receipt settings are checked further when
@@ -65,6 +70,9 @@ public struct ServerConfiguration: Sendable {
         }
         guard notificationSweepInterval >= .milliseconds(10) else {
             throw ConfigurationError("the notification sweep interval must be at least 10 ms")
+        }
+        guard googleCertificatesCheckInterval >= .milliseconds(10) else {
+            throw ConfigurationError("the Google certificate check interval must be at least 10 ms")
         }
         try validateDevelopmentSwitches()
     }

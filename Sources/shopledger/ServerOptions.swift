@@ -68,6 +68,13 @@ struct ServerOptions: ParsableArguments {
         help: "File of Google's securetoken X.509 certificates (JSON, kid → PEM). Default: $SHOPLEDGER_GOOGLE_CERTS")
     var googleCertificates: String?
 
+    @Option(
+        name: .customLong("google-certs-check-interval"),
+        help:
+            "Seconds between checks of the --google-certs file for a new version (SIGHUP re-reads it at once). Default: $SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL or 60"
+    )
+    var googleCertificatesCheckInterval: Double?
+
     @Flag(
         name: .customLong("allow-development-on-public-address"),
         help:
@@ -131,7 +138,10 @@ struct ServerOptions: ParsableArguments {
             auth: auth,
             receipts: receipts,
             allowsDevelopmentOnPublicAddress: allowDevelopmentOnPublicAddress
-                || Environment.flag("SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS"))
+                || Environment.flag("SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS"),
+            googleCertificatesCheckInterval: try seconds(
+                googleCertificatesCheckInterval, "SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL", default: 60,
+                name: "--google-certs-check-interval"))
         do {
             try configuration.validate()
         } catch {
