@@ -3,10 +3,6 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Keeps a ``GoogleCertificateStore`` in step with its file: Google rotates its securetoken keys every
 /// few days and the operator's job rewrites the file, so the file is checked every `interval` (its
 /// inode, size and modification time) and re-read when it changed, and re-read at once on SIGHUP.
@@ -63,18 +59,14 @@ struct GoogleCertificateWatcher: Service {
 
 /// What tells a rewritten or replaced file from the one read before, without reading it.
 struct FileFingerprint: Equatable {
-    let inode: UInt64
-    let size: Int64
-    let modifiedSeconds: Int
-    let modifiedNanoseconds: Int
-    let exists: Bool
+    let fileNumber: UInt64?
+    let size: UInt64?
+    let modified: Date?
 
     init(path: String) {
-        var info = stat()
-        exists = stat(path, &info) == 0
-        inode = exists ? UInt64(info.st_ino) : 0
-        size = exists ? Int64(info.st_size) : 0
-        modifiedSeconds = exists ? Int(info.st_mtim.tv_sec) : 0
-        modifiedNanoseconds = exists ? Int(info.st_mtim.tv_nsec) : 0
+        let attributes = (try? FileManager.default.attributesOfItem(atPath: path)) ?? [:]
+        fileNumber = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value
+        size = (attributes[.size] as? NSNumber)?.uint64Value
+        modified = attributes[.modificationDate] as? Date
     }
 }
