@@ -24,6 +24,8 @@ public struct ServerConfiguration: Sendable {
     /// How often the Google certificate file (`auth.googleCertificatesPath`) is checked for a new
     /// version; SIGHUP re-reads it at once. A file that cannot be used keeps the keys in use.
     public var googleCertificatesCheckInterval: Duration
+    /// When set, `GET /metrics` answers only `Authorization: Bearer <this>` (401 otherwise).
+    public var metricsToken: String?
 
     public static let defaultBodyLimit = 64 * 1024
     public static let defaultBundleId = "com.memolease.sesac1"
@@ -40,7 +42,8 @@ public struct ServerConfiguration: Sendable {
         receipts: VerifierConfiguration = VerifierConfiguration(bundleId: ServerConfiguration.defaultBundleId),
         notificationSweepInterval: Duration = .seconds(30),
         allowsDevelopmentOnPublicAddress: Bool = false,
-        googleCertificatesCheckInterval: Duration = .seconds(60)
+        googleCertificatesCheckInterval: Duration = .seconds(60),
+        metricsToken: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -52,6 +55,7 @@ public struct ServerConfiguration: Sendable {
         self.notificationSweepInterval = notificationSweepInterval
         self.allowsDevelopmentOnPublicAddress = allowsDevelopmentOnPublicAddress
         self.googleCertificatesCheckInterval = googleCertificatesCheckInterval
+        self.metricsToken = metricsToken
     }
 
     /// Clear errors for settings that cannot work. (Auth and receipt settings are checked further when
