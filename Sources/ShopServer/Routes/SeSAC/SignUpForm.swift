@@ -25,11 +25,9 @@ struct SignUpForm: Codable, Sendable, Equatable {
         self.email = email
         gender = try form.requiredInteger("gender")
 
-        guard phoneNumber.utf8.count <= 20,
-            phoneNumber.utf8.allSatisfy({
-                $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0)
-            })
-        else { throw InputError("invalid_field", "phoneNumber must be up to 20 digits, + and -") }
+        guard Self.isValidPhoneNumber(phoneNumber) else {
+            throw InputError("invalid_field", "phoneNumber must be up to 20 digits, + and -")
+        }
         guard FCMtoken.utf8.count <= 4096, !Self.hasControlCharacters(FCMtoken) else {
             throw InputError("invalid_field", "FCMtoken must be at most 4096 bytes without control characters")
         }
@@ -50,9 +48,18 @@ struct SignUpForm: Codable, Sendable, Equatable {
     /// and visible: no invisible (default-ignorable, e.g. U+200B, U+3164 HANGUL FILLER, U+FEFF) or
     /// bidi-control (U+202A–U+202E, U+2066–U+2069) scalars, but for the joiner and variation selector
     /// inside emoji sequences.
-    var hasUsableNick: Bool {
-        Self.nickLength.contains(nick.count) && nick.utf8.count <= Self.nickMaximumBytes
-            && !nick.allSatisfy(\.isWhitespace) && !Self.hasControlCharacters(nick) && Self.isVisible(nick)
+    var hasUsableNick: Bool { Self.isUsableNick(nick) }
+
+    static func isUsableNick(_ nick: String) -> Bool {
+        nickLength.contains(nick.count) && nick.utf8.count <= nickMaximumBytes
+            && !nick.allSatisfy(\.isWhitespace) && !hasControlCharacters(nick) && isVisible(nick)
+    }
+
+    static func isValidPhoneNumber(_ phoneNumber: String) -> Bool {
+        phoneNumber.utf8.count <= 20
+            && phoneNumber.utf8.allSatisfy {
+                $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0)
+            }
     }
 
     static func isVisible(_ text: String) -> Bool {
