@@ -92,7 +92,9 @@ public struct LocalPostgres: Sendable {
                     what: "initdb")
         }
         try ensurePortFree(options.port)
-        try prepareDirectory(socketDirectory, mode: 0o755)
+        // Authentication is trust: whoever reaches the socket is the superuser. 0700 keeps other local
+        // users out of the folder (its owner, the server's user, and root reach it).
+        try prepareDirectory(socketDirectory, mode: 0o700)
         if !fileManager.fileExists(atPath: logFile) { _ = fileManager.createFile(atPath: logFile, contents: nil) }
         try handToPostgres(logFile)
 
