@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Ledger
+import TestSupport
 import Testing
 
 @testable import ShopServer
@@ -49,6 +51,31 @@ struct JSONProfileTests {
                 "FCMtoken": "fcm", "birth": "1994-11-05T08:15:30.000Z", "marketingOptIn": true,
             ]
             #expect(try await client.api(.post, "/api/v1/me", uid: "p-fields", json: fields).status == .created)
+        }
+    }
+}
+
+@Suite("Prices are bounded at ingest")
+struct PriceBoundTests {
+    @Test("a stub receipt priced beyond the ledger's bound is refused (422 invalid_input), nothing written")
+    func hugePriceRefused() async throws {
+        try await withShopServer { client, db in
+            _ = try await client.api(.post, "/api/v1/me", uid: "rich")
+            let before = try await ledgerRowCounts(db.client)
+            for price in [Int64.max, Int64.max / 4, 1_000_000_000_000_001] {
+                let receipt = ServerTest.stubReceipt(product(.face(1)), price: price)
+                let answer = try await client.api(
+                    .post, "/api/v1/purchases", uid: "rich", json: ["receipt": receipt, "productId": product(.face(1))])
+                #expect(
+                    answer.status == .unprocessableContent && answer.errorCode == "invalid_input",
+                    "\(price): \(answer.body)")
+            }
+            #expect(try await ledgerRowCounts(db.client) == before)
+            let fair = ServerTest.stubReceipt(product(.face(1)), price: 1_000_000_000_000_000)
+            #expect(
+                try await client.api(
+                    .post, "/api/v1/purchases", uid: "rich", json: ["receipt": fair, "productId": product(.face(1))]
+                ).status == .ok)
         }
     }
 }
