@@ -164,6 +164,7 @@ let package = Package(
             dependencies: [
                 "Receipts",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
@@ -186,7 +187,8 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "Postgres", "Ledger", "Receipts", .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Tests/TestSupport",

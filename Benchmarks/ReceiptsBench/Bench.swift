@@ -5,7 +5,8 @@ import SwiftASN1
 import X509
 
 // JWS verifications per second on one core, with and without the verified-chain cache, for an
-// all-P-256 chain and an Apple-shaped one (P-384 root and intermediate, P-256 leaf).
+// all-P-256 chain and an Apple-shaped one (P-384 root and intermediate, P-256 leaf); then classic app
+// receipts (RSA-2048 chain, Apple's BER layout), see ClassicBench.swift.
 // Usage: ReceiptsBench [iterations]           (pin it to one core: taskset -c 0)
 //        ReceiptsBench --emit DIR             (writes a test root and signed JWS files for trying the CLI)
 
@@ -138,6 +139,7 @@ struct Bench {
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             print("  bare P-256 ECDSA verify: \(Int(Double(n) / seconds)) /s (ok \(ok))")
         }
+        try await ClassicBench.run(iterations: iterations)
     }
 
     static func emit(to directory: String) throws {

@@ -5,11 +5,11 @@ public enum ReceiptField: Sendable, Hashable {
     /// A StoreKit 2 signed transaction: three base64url segments, the first a JSON object.
     case signedTransaction
     /// A classic app receipt: base64 of a PKCS#7 `signedData` structure.
-    case legacyAppReceipt
+    case appReceipt
     /// None of the above.
     case unrecognised
 
-    /// Classifies `receipt`. Reads at most the first few dozen bytes for the legacy check, so the cost does
+    /// Classifies `receipt`. Reads at most the first few dozen bytes for the app receipt check, so the cost does
     /// not grow with a large classic receipt.
     public init(classifying receipt: String) {
         let bytes = Array(receipt.utf8).trimmingASCIIWhitespace()
@@ -18,7 +18,7 @@ public enum ReceiptField: Sendable, Hashable {
         } else if Self.looksLikeJWS(bytes) {
             self = .signedTransaction
         } else if Self.looksLikePKCS7(bytes) {
-            self = .legacyAppReceipt
+            self = .appReceipt
         } else {
             self = .unrecognised
         }

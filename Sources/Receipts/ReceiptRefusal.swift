@@ -12,13 +12,20 @@ public struct ReceiptRefusal: Error, Sendable, Hashable, CustomStringConvertible
 
         /// Not decodable: wrong shape, bad base64, bad JSON, missing required fields, or over the size limit.
         public static let malformed = Reason(rawValue: "malformed")
+        /// A classic app receipt that does not decode: not base64, not a BER PKCS#7 SignedData with the
+        /// receipt embedded, receipt attributes that are not DER, missing fields, or over the size limit.
+        public static let malformedReceipt = Reason(rawValue: "malformed_receipt")
         /// The JWS `alg` is not ES256 (for example `none`, `HS256`, `RS256`).
         public static let unsupportedAlgorithm = Reason(rawValue: "unsupported_algorithm")
-        /// The `x5c` chain is not three certificates that chain to a configured root with Apple's OIDs,
-        /// valid at the payload's `signedDate`.
+        /// The `x5c` chain (or a classic receipt's certificates) is not three certificates that chain to a
+        /// configured root with Apple's OIDs, valid at the payload's `signedDate` (the receipt's creation date).
         public static let untrustedChain = Reason(rawValue: "untrusted_chain")
-        /// The signature (ES256 for App Store data, HMAC-SHA256 for stubs) does not verify, or is missing.
+        /// The signature (ES256 for App Store data, RSA with SHA-256 for classic receipts, HMAC-SHA256 for
+        /// stubs) does not verify, or is missing.
         public static let invalidSignature = Reason(rawValue: "invalid_signature")
+        /// A classic receipt signed with SHA-1 (or MD5), or chained through a certificate signed so: Apple's
+        /// SHA-1 WWDR intermediate expired on 2025-01-24 and the App Store issues a fresh receipt instead.
+        public static let weakSignatureAlgorithm = Reason(rawValue: "weak_signature_algorithm")
         /// Authentic, but for another app.
         public static let wrongBundleId = Reason(rawValue: "wrong_bundle_id")
         /// Authentic, but from an environment this verifier does not accept.
@@ -27,8 +34,6 @@ public struct ReceiptRefusal: Error, Sendable, Hashable, CustomStringConvertible
         public static let unsupportedProductType = Reason(rawValue: "unsupported_product_type")
         /// The receipt does not contain (or does not single out) the requested product.
         public static let productNotInReceipt = Reason(rawValue: "product_not_in_receipt")
-        /// A classic base64 PKCS#7 app receipt; not supported yet.
-        public static let legacyReceiptUnsupported = Reason(rawValue: "legacy_receipt_unsupported")
         /// A stub receipt reached a verifier that does not accept stubs (production).
         public static let stubNotAccepted = Reason(rawValue: "stub_not_accepted")
     }

@@ -2,7 +2,8 @@
 ///
 /// The defaults are the production settings for the shop: App Store data only (no stubs), Production
 /// and Sandbox environments (TestFlight and App Review use Sandbox; each transaction records which),
-/// Non-Consumable products, Apple Root CA - G3 as the only trust anchor.
+/// Non-Consumable products, Apple Root CA - G3 as the only trust anchor for signed data and Apple Inc.
+/// Root Certificate for classic receipts.
 public struct VerifierConfiguration: Sendable {
     /// The app's bundle id; every transaction, notification and stub must carry exactly this one.
     public var bundleId: String
@@ -13,6 +14,9 @@ public struct VerifierConfiguration: Sendable {
     public var acceptedProductTypes: Set<ProductType>
     /// Trust anchors for `x5c` chains.
     public var rootCertificates: [RootCertificate]
+    /// Trust anchors for classic app receipts: Apple Inc. Root Certificate by default; Xcode's StoreKit
+    /// Testing certificate in development.
+    public var receiptRootCertificates: [RootCertificate]
     /// Whether stub receipts are accepted at all (development and tests). Never in production.
     public var acceptsStubReceipts: Bool
     /// HMAC-SHA256 key for stub receipts. When set, unsigned or wrongly signed stubs are refused;
@@ -30,6 +34,7 @@ public struct VerifierConfiguration: Sendable {
         acceptedEnvironments: Set<StoreEnvironment> = [.production, .sandbox],
         acceptedProductTypes: Set<ProductType> = [.nonConsumable],
         rootCertificates: [RootCertificate] = [.appleRootCAG3],
+        receiptRootCertificates: [RootCertificate] = [.appleIncRoot],
         acceptsStubReceipts: Bool = false,
         stubSecret: String? = nil,
         maxInputBytes: Int = VerifierConfiguration.defaultMaxInputBytes,
@@ -39,6 +44,7 @@ public struct VerifierConfiguration: Sendable {
         self.acceptedEnvironments = acceptedEnvironments
         self.acceptedProductTypes = acceptedProductTypes
         self.rootCertificates = rootCertificates
+        self.receiptRootCertificates = receiptRootCertificates
         self.acceptsStubReceipts = acceptsStubReceipts
         self.stubSecret = stubSecret
         self.maxInputBytes = maxInputBytes

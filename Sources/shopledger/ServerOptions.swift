@@ -45,6 +45,13 @@ struct ServerOptions: ParsableArguments {
     )
     var rootCertificateFiles: [String] = []
 
+    @Option(
+        name: .customLong("receipt-root-cert"),
+        help:
+            "A trusted root certificate (DER or PEM) for classic app receipts; repeat for several. Replaces the built-in Apple Inc. Root Certificate (trust Xcode's StoreKit Testing certificate this way in development). Default: $SHOPLEDGER_RECEIPT_ROOT_CERTS (comma-separated paths)"
+    )
+    var receiptRootCertificateFiles: [String] = []
+
     @Flag(
         name: .customLong("stub-receipts"),
         help:
@@ -111,19 +118,14 @@ struct ServerOptions: ParsableArguments {
             guard !names.isEmpty else { throw ValidationError("--environments lists no environment") }
             receipts.acceptedEnvironments = Set(names.map(StoreEnvironment.init(rawValue:)))
         }
-        let rootFiles =
-            rootCertificateFiles.isEmpty
-            ? (Environment.string("SHOPLEDGER_ROOT_CERTS")?.split(separator: ",").map(String.init) ?? [])
-            : rootCertificateFiles
-        if !rootFiles.isEmpty {
-            receipts.rootCertificates = []
-            for path in rootFiles {
-                do {
-                    receipts.rootCertificates += try RootCertificate.load(contentsOfFile: path)
-                } catch {
-                    throw ValidationError("root certificate \(path): \(error)")
-                }
-            }
+        if let roots = try Self.roots(rootCertificateFiles, variable: "SHOPLEDGER_ROOT_CERTS", what: "root certificate")
+        {
+            receipts.rootCertificates = roots
+        }
+        if let roots = try Self.roots(
+            receiptRootCertificateFiles, variable: "SHOPLEDGER_RECEIPT_ROOT_CERTS", what: "receipt root certificate")
+        {
+            receipts.receiptRootCertificates = roots
         }
         receipts.acceptsStubReceipts = stubReceipts || Environment.flag("SHOPLEDGER_STUB_RECEIPTS")
         receipts.stubSecret = try StubSecret.read(file: stubSecretFile)
@@ -166,6 +168,22 @@ struct ServerOptions: ParsableArguments {
             throw ValidationError("Cannot read \(what) of at most 4 KiB from \(file).")
         }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The certificates of the files given as flags, else of those `variable` lists (comma-separated);
+    /// nil when neither names any (the built-in root stays).
+    private static func roots(_ files: [String], variable: String, what: String) throws -> [RootCertificate]? {
+        let paths = files.isEmpty ? (Environment.string(variable)?.split(separator: ",").map(String.init) ?? []) : files
+        guard !paths.isEmpty else { return nil }
+        var roots: [RootCertificate] = []
+        for path in paths {
+            do {
+                roots += try RootCertificate.load(contentsOfFile: path)
+            } catch {
+                throw ValidationError("\(what) \(path): \(error)")
+            }
+        }
+        return roots
     }
 
     private func adminToken() throws -> String? {

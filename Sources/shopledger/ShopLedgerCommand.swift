@@ -4,10 +4,12 @@ import ArgumentParser
 struct ShopLedgerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "shopledger",
-        abstract: "ShopLedger: verifies in-app purchases, keeps the ledger, serves the shop API, writes revenue reports.",
+        abstract:
+            "ShopLedger: verifies in-app purchases, keeps the ledger, serves the shop API, writes revenue reports.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, ReportCommand.self, SeedCommand.self,
             StubReceiptCommand.self, StubNotificationCommand.self, VerifyTransactionCommand.self,
+            VerifyReceiptCommand.self,
         ])
 
     static func main() async {

@@ -6,7 +6,7 @@ import TestSupport
 @Suite("The SeSAC receipt field")
 struct ReceiptFieldTests {
     /// Base64 of a DER PKCS#7 `signedData` header followed by filler, like the start of an app receipt.
-    static func legacyReceipt(bytes count: Int = 5_000, indefinite: Bool = false) -> String {
+    static func appReceiptLookalike(bytes count: Int = 5_000, indefinite: Bool = false) -> String {
         let oid: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
         let length: [UInt8] = indefinite ? [0x80] : [0x82, UInt8((count >> 8) & 0xFF), UInt8(count & 0xFF)]
         let body = oid + [0xA0, 0x80] + (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) }
@@ -19,11 +19,11 @@ struct ReceiptFieldTests {
         #expect(ReceiptField(classifying: StubReceiptTests.receipt().text(signedWith: nil)) == .stubReceipt)
         #expect(ReceiptField(classifying: pki.sign(Fixtures.transaction())) == .signedTransaction)
         #expect(ReceiptField(classifying: " \(pki.sign(Fixtures.transaction()))\n") == .signedTransaction)
-        #expect(ReceiptField(classifying: Self.legacyReceipt()) == .legacyAppReceipt)
-        #expect(ReceiptField(classifying: Self.legacyReceipt(indefinite: true)) == .legacyAppReceipt)
-        // `+` turned into spaces by a careless form encoder, and line breaks, still read as a legacy receipt.
-        let mangled = Self.legacyReceipt().replacingOccurrences(of: "+", with: " ")
-        #expect(ReceiptField(classifying: mangled) == .legacyAppReceipt)
+        #expect(ReceiptField(classifying: Self.appReceiptLookalike()) == .appReceipt)
+        #expect(ReceiptField(classifying: Self.appReceiptLookalike(indefinite: true)) == .appReceipt)
+        // `+` turned into spaces by a careless form encoder, and line breaks, still read as an app receipt.
+        let mangled = Self.appReceiptLookalike().replacingOccurrences(of: "+", with: " ")
+        #expect(ReceiptField(classifying: mangled) == .appReceipt)
         for garbage in [
             "", "hello", "eyJhbGciOiJub25lIn0", "MIIT", Data("not a receipt at all, sorry".utf8).base64EncodedString(),
             "🙂🙂🙂",
@@ -32,18 +32,25 @@ struct ReceiptFieldTests {
         }
     }
 
-    @Test("a classic app receipt is refused as legacy_receipt_unsupported, whatever its size")
-    func legacyRefused() async throws {
+    @Test("something shaped like a classic app receipt but not one is malformed_receipt, whatever its size")
+    func appReceiptLookalikeRefused() async throws {
         let verifier = try Fixtures.verifier(TestPKI())
         for receipt in [
-            Self.legacyReceipt(bytes: 100), Self.legacyReceipt(bytes: 40_000), Self.legacyReceipt(indefinite: true),
+            Self.appReceiptLookalike(bytes: 100), Self.appReceiptLookalike(bytes: 40_000),
+            Self.appReceiptLookalike(indefinite: true),
         ] {
             #expect(
                 await refusalReason { _ = try await verifier.prove(receipt: receipt, productId: Fixtures.productId) }
-                    == .legacyReceiptUnsupported)
+                    == .malformedReceipt)
         }
-        let oversized = Self.legacyReceipt(bytes: 60_000)
-        #expect(await refusalReason { _ = try await verifier.prove(receipt: oversized, productId: nil) } == .malformed)
+        let oversized = Self.appReceiptLookalike(bytes: 60_000)
+        let refusal = await refusal { _ = try await verifier.prove(receipt: oversized, productId: nil) }
+        #expect(refusal?.reason == .malformedReceipt)
+        #expect(refusal?.message.contains("limit") == true)
+        // A genuine classic receipt goes the classic way: here its root is not trusted.
+        let genuine = TestReceiptPKI.shared.receipt(ClassicFixtures.receipt())
+        #expect(
+            await refusalReason { _ = try await verifier.prove(receipt: genuine, productId: nil) } == .untrustedChain)
     }
 
     @Test("a signed transaction in the receipt field proves its product, and only that one")

@@ -16,6 +16,20 @@ struct RootCertificateTests {
         #expect(VerifierConfiguration(bundleId: "b").rootCertificates == [root])
     }
 
+    @Test("the embedded Apple Inc. Root Certificate has Apple's published fingerprint and is the receipt default")
+    func appleIncRoot() throws {
+        let root = RootCertificate.appleIncRoot
+        #expect(root.sha256Fingerprint == "B0B1730ECBC7FF4505142C49F1295E6EDA6BCAED7E2C68C5BE91B5A11001F024")
+        #expect(root.sha256Fingerprint == RootCertificate.appleIncRootFingerprint)
+        #expect(root.subject.contains("CN=Apple Root CA"))
+        #expect(root.subject.contains("O=Apple Inc."))
+        #expect(root.notValidAfter == Date(timeIntervalSince1970: 2_054_670_036))  // 2035-02-09T21:40:36Z
+        #expect(VerifierConfiguration(bundleId: "b").receiptRootCertificates == [root])
+        #expect(throws: ReceiptsConfigurationError.self) {
+            try ReceiptVerifier(configuration: .init(bundleId: "b", receiptRootCertificates: []))
+        }
+    }
+
     @Test("roots load from PEM (one or several) and DER files; junk is a configuration error")
     func loading() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("receipts-roots-\(UUID())")

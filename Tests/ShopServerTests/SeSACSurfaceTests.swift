@@ -114,7 +114,7 @@ struct SeSACSurfaceTests {
             #expect(try await client.sesac(.post, "/v1/user/shop/ios", uid: "u1", form: [("receipt", owned), ("product", product(.face(1)))]).status == .ok)
             let before = try await ledgerRowCounts(db.client)
 
-            let legacyReceipt = Data([0x30, 0x80, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02] + Array(repeating: 0, count: 40)).base64EncodedString()
+            let brokenAppReceipt = Data([0x30, 0x80, 0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02] + Array(repeating: 0, count: 40)).base64EncodedString()
             let unsignedStub = ServerTest.stubReceipt(product(.face(3))).components(separatedBy: "signature:")[0]
             let header = TestPKI.base64URL(Data(#"{"alg":"none"}"#.utf8))
             let payload = TestPKI.base64URL(Data(#"{"transactionId":"1","productId":"com.memolease.sesac1.sprout3"}"#.utf8))
@@ -123,7 +123,9 @@ struct SeSACSurfaceTests {
                 ("product not in the receipt", ServerTest.stubReceipt(product(.face(3))), product(.face(4))),
                 ("unknown product", ServerTest.stubReceipt("com.memolease.sesac1.sprout9"), "com.memolease.sesac1.sprout9"),
                 ("unsigned stub", unsignedStub, product(.face(3))),
-                ("classic app receipt", legacyReceipt, product(.face(3))),
+                ("broken classic app receipt", brokenAppReceipt, product(.face(3))),
+                ("classic app receipt without the product", ServerTest.classicReceipt([(product(.face(4)), "c-9")]), product(.face(3))),
+                ("classic app receipt from Xcode", ServerTest.classicReceipt([(product(.face(3)), "c-8")], type: "Xcode"), product(.face(3))),
                 ("alg none JWS", "\(header).\(payload).", product(.face(3))),
                 ("garbage", "not a receipt at all", product(.face(3))),
                 ("injection", "'; DELETE FROM purchases; --", "' OR '1'='1"),

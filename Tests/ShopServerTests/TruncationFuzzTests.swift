@@ -20,7 +20,8 @@ struct TruncationFuzzTests {
     /// Every documented reason (README, docs/openapi.yaml).
     static let documentedReasons: Set<String> = [
         "malformed", "unsupported_algorithm", "untrusted_chain", "invalid_signature", "wrong_bundle_id", "wrong_environment",
-        "unsupported_product_type", "product_not_in_receipt", "legacy_receipt_unsupported", "stub_not_accepted", "unknown_product",
+        "unsupported_product_type", "product_not_in_receipt", "malformed_receipt", "weak_signature_algorithm",
+        "stub_not_accepted", "unknown_product",
     ]
 
     static var seed: UInt64 {
@@ -97,7 +98,7 @@ struct TruncationFuzzTests {
             let receipt = await Self.reason { _ = try await verifier.prove(receipt: input, productId: product(.face(1))) }
             #expect(transaction.map { Self.garbledJWSReasons.contains($0) } == true, "seed \(seed): \(transaction?.rawValue ?? "accepted") for \(input.prefix(80).debugDescription)")
             #expect(notification.map { Self.garbledJWSReasons.contains($0) } == true, "seed \(seed): \(notification?.rawValue ?? "accepted") for \(input.prefix(80).debugDescription)")
-            #expect(receipt.map { Self.garbledJWSReasons.union([.legacyReceiptUnsupported]).contains($0) } == true, "seed \(seed): \(receipt?.rawValue ?? "accepted") for \(input.prefix(80).debugDescription)")
+            #expect(receipt.map { Self.garbledJWSReasons.union([.malformedReceipt]).contains($0) } == true, "seed \(seed): \(receipt?.rawValue ?? "accepted") for \(input.prefix(80).debugDescription)")
         }
     }
 

@@ -11,13 +11,63 @@ struct PurchaseDesk: Sendable {
         /// A StoreKit 2 signed transaction (JWS).
         case signedTransaction(String)
         /// What the SeSAC `receipt` field holds (a stub receipt, a JWS, or a classic app receipt), and the
-        /// product the client says it bought.
+        /// product the client says it bought (which selects the entry of a classic receipt).
         case receipt(String, productId: String?)
     }
 
     let prover: any PurchaseProver
     let ledger: LedgerStore
     let metrics: ShopMetrics
+
+    /// What became of one in-app entry of a receipt recorded with ``purchaseEach(receipt:for:)``.
+    struct EntryOutcome: Sendable {
+        var transactionId: String
+        var productId: String
+        /// The ledger's outcome, or why the entry was not recorded (`unsupported_product_type`,
+        /// `unknown_product`).
+        var result: Result<PurchaseOutcome, EntryRefusal>
+    }
+
+    struct EntryRefusal: Error, Sendable {
+        var code: String
+        var message: String
+    }
+
+    /// Proves a receipt and records every purchase it holds for `uid`, each on its own: one entry's
+    /// refusal (a product the catalog does not sell, say) does not stop the others.
+    ///
+    /// - Throws: `ReceiptRefusal` when the receipt itself is refused, `LedgerError.userNotRegistered`, or
+    ///   `PostgresError`.
+    func purchaseEach(receipt: String, for uid: String) async throws -> [EntryOutcome] {
+        let proven: [ProvenEntry]
+        do throws(ReceiptRefusal) {
+            proven = try await prover.proveEach(receipt: receipt)
+        } catch {
+            metrics.recordRefusal(error.reason.rawValue)
+            throw error
+        }
+        var outcomes: [EntryOutcome] = []
+        for entry in proven {
+            let transaction = entry.transaction
+            let result: Result<PurchaseOutcome, EntryRefusal>
+            if let refusal = entry.refusal {
+                metrics.recordRefusal(refusal.reason.rawValue)
+                result = .failure(EntryRefusal(code: refusal.reason.rawValue, message: refusal.message))
+            } else {
+                do {
+                    result = .success(try await record(transaction, for: uid))
+                } catch let error as LedgerError
+                    where error.code == .unknownProduct || error.code == .accountTokenMismatch
+                {
+                    result = .failure(EntryRefusal(code: error.code.rawValue, message: error.message))
+                }
+            }
+            outcomes.append(
+                EntryOutcome(transactionId: transaction.transactionId, productId: transaction.productId, result: result)
+            )
+        }
+        return outcomes
+    }
 
     /// Proves `proof` and records the purchase for `uid`.
     ///
@@ -36,6 +86,11 @@ struct PurchaseDesk: Sendable {
             metrics.recordRefusal(error.reason.rawValue)
             throw error
         }
+        return try await record(transaction, for: uid)
+    }
+
+    /// Records a proven transaction, counting the outcome.
+    private func record(_ transaction: VerifiedTransaction, for uid: String) async throws -> PurchaseOutcome {
         do {
             let outcome = try await ledger.recordPurchase(transaction, for: uid)
             switch outcome {

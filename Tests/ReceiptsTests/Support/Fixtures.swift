@@ -89,3 +89,31 @@ func refusal(_ body: () async throws -> Void) async -> ReceiptRefusal? {
 func refusalReason(_ body: () async throws -> Void) async -> ReceiptRefusal.Reason? {
     await refusal(body)?.reason
 }
+
+/// Classic receipts signed by a ``TestReceiptPKI``.
+enum ClassicFixtures {
+    static let face3 = "com.memolease.sesac1.sprout3"
+    static let background2 = "com.memolease.sesac1.background2"
+
+    static func configuration(
+        _ pki: TestReceiptPKI = .shared, environments: Set<StoreEnvironment> = [.production, .sandbox]
+    ) -> VerifierConfiguration {
+        VerifierConfiguration(
+            bundleId: Fixtures.bundleId, acceptedEnvironments: environments,
+            receiptRootCertificates: [pki.rootCertificate])
+    }
+
+    static func verifier(
+        _ pki: TestReceiptPKI = .shared, environments: Set<StoreEnvironment> = [.production, .sandbox]
+    ) throws -> ReceiptVerifier {
+        try ReceiptVerifier(configuration: configuration(pki, environments: environments))
+    }
+
+    static func purchase(_ productId: String = face3, _ transactionId: String = "2000000900000001") -> TestReceipt.Purchase {
+        TestReceipt.Purchase(productId: productId, transactionId: transactionId)
+    }
+
+    static func receipt(_ purchases: [TestReceipt.Purchase] = [purchase()], type: String = "Production") -> TestReceipt {
+        TestReceipt(receiptType: type, purchases: purchases)
+    }
+}

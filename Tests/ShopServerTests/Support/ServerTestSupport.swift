@@ -21,12 +21,13 @@ enum ServerTest {
     static let pki = try! TestPKI()
 
     /// Development tokens, stub receipts (signed with `stubSecret`), the admin token, and App Store data
-    /// signed by `pki` or Apple.
+    /// signed by `pki` or Apple; classic receipts signed by `TestReceiptPKI.shared` or Apple.
     static func configuration() -> ServerConfiguration {
         ServerConfiguration(
             auth: AuthConfiguration(acceptsDevelopmentTokens: true, adminToken: adminToken),
             receipts: VerifierConfiguration(
-                bundleId: bundleId, rootCertificates: [.appleRootCAG3, pki.rootCertificate], acceptsStubReceipts: true,
+                bundleId: bundleId, rootCertificates: [.appleRootCAG3, pki.rootCertificate],
+                receiptRootCertificates: [.appleIncRoot, TestReceiptPKI.shared.rootCertificate], acceptsStubReceipts: true,
                 stubSecret: stubSecret))
     }
 
@@ -48,6 +49,20 @@ enum ServerTest {
                     priceMilli: price, currency: "KRW")
             ]
         ).text(signedWith: stubSecret)
+    }
+
+    /// A classic app receipt (base64) signed by `TestReceiptPKI.shared`, one entry per (product, transaction).
+    static func classicReceipt(
+        _ entries: [(product: String, transaction: String)], cancelled: Set<String> = [], type: String = "Production"
+    ) -> String {
+        TestReceiptPKI.shared.receipt(
+            TestReceipt(
+                receiptType: type, bundleId: bundleId,
+                purchases: entries.map { entry in
+                    TestReceipt.Purchase(
+                        productId: entry.product, transactionId: entry.transaction,
+                        cancellationDate: cancelled.contains(entry.transaction) ? "2026-11-02T10:00:00Z" : "")
+                }))
     }
 
     /// A signed stub notification about a stub purchase.

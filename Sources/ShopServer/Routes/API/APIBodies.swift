@@ -85,6 +85,54 @@ enum APIBodies {
         let duplicate: Bool
     }
 
+    /// `POST /api/v1/purchases` 200 for a classic receipt without `productId`: `{"entries": [...]}`.
+    struct ReceiptResult: ResponseEncodable, Sendable {
+        let entries: [ReceiptEntry]
+    }
+
+    /// One in-app entry of a classic receipt: `recorded` or `duplicate` with its purchase, or `refused` with
+    /// an error (`unsupported_product_type`, `unknown_product`, `transaction_owned_by_another_user`,
+    /// `transaction_evidence_differs`). Every key is always present.
+    struct ReceiptEntry: Encodable, Sendable {
+        struct Failure: Encodable, Sendable {
+            let code: String
+            let message: String
+        }
+        let transactionId: String
+        let productId: String
+        let outcome: String
+        let purchase: PurchaseBody?
+        let error: Failure?
+
+        init(_ entry: PurchaseDesk.EntryOutcome) {
+            transactionId = entry.transactionId
+            productId = entry.productId
+            switch entry.result {
+            case .success(.recorded(let purchase)):
+                (outcome, self.purchase, error) = ("recorded", PurchaseBody(purchase), nil)
+            case .success(.duplicate(let purchase)):
+                (outcome, self.purchase, error) = ("duplicate", PurchaseBody(purchase), nil)
+            case .success(.conflict(let reason)):
+                (outcome, purchase, error) = (
+                    "refused", nil, Failure(code: reason.rawValue, message: reason.explanation)
+                )
+            case .failure(let refusal):
+                (outcome, purchase, error) = ("refused", nil, Failure(code: refusal.code, message: refusal.message))
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(transactionId, forKey: .transactionId)
+            try container.encode(productId, forKey: .productId)
+            try container.encode(outcome, forKey: .outcome)
+            try container.encode(purchase, forKey: .purchase)
+            try container.encode(error, forKey: .error)
+        }
+
+        enum CodingKeys: String, CodingKey { case transactionId, productId, outcome, purchase, error }
+    }
+
     /// `POST /api/v1/purchases` body: `{"signedTransaction"}` or `{"receipt", "productId"}`.
     struct PurchaseRequest: Decodable, Sendable {
         let signedTransaction: String?

@@ -1,21 +1,38 @@
 import Hummingbird
 import Ledger
+import Receipts
 
 /// `POST /api/v1/purchases`: `{"signedTransaction": "<JWS>"}` or `{"receipt": "...", "productId": "..."}`.
 /// 200 `{"purchase", "duplicate"}`; 409 `transaction_owned_by_another_user` / `transaction_evidence_differs`;
 /// 422 with the prover's reason (or `unknown_product`); 404 `user_not_registered`.
+///
+/// A classic app receipt without `productId` records every purchase it holds: 200 `{"entries": [...]}`,
+/// each entry `recorded`, `duplicate` or `refused` with its own code (422 only when the receipt itself is
+/// refused).
 struct PurchaseRoutes {
     let authenticator: Authenticator
     let desk: PurchaseDesk
     let body: RequestBody
 
     func register(on group: RouterGroup<some RequestContext>) {
-        group.post("purchases") { request, _ in try await purchase(request) }
+        group.post("purchases") { request, context in try await purchase(request, context: context) }
     }
 
-    func purchase(_ request: Request) async throws -> APIBodies.PurchaseResult {
+    func purchase(_ request: Request, context: some RequestContext) async throws -> Response {
         let uid = try authenticator.uid(fromBearerHeaders: request.headers)
         let input = try await body.json(APIBodies.PurchaseRequest.self, of: request)
+        if input.signedTransaction == nil, input.productId == nil, let receipt = input.receipt,
+            ReceiptField(classifying: receipt) == .appReceipt
+        {
+            let entries = try await desk.purchaseEach(receipt: receipt, for: uid)
+            return try APIBodies.ReceiptResult(entries: entries.map(APIBodies.ReceiptEntry.init))
+                .response(from: request, context: context)
+        }
+        return try await single(input, uid: uid)
+            .response(from: request, context: context)
+    }
+
+    private func single(_ input: APIBodies.PurchaseRequest, uid: String) async throws -> APIBodies.PurchaseResult {
         let proof: PurchaseDesk.Proof
         switch (input.signedTransaction, input.receipt) {
         case (let jws?, nil) where !jws.isEmpty:
@@ -32,12 +49,17 @@ struct PurchaseRoutes {
         case .recorded(let purchase): return .init(purchase: .init(purchase), duplicate: false)
         case .duplicate(let purchase): return .init(purchase: .init(purchase), duplicate: true)
         case .conflict(let reason):
-            let message =
-                switch reason {
-                case .ownedByAnotherUser: "this transaction is recorded for another user"
-                case .differentEvidence: "this transaction was recorded before with evidence that says otherwise"
-                }
-            throw APIError(.conflict, code: reason.rawValue, message: message)
+            throw APIError(.conflict, code: reason.rawValue, message: reason.explanation)
+        }
+    }
+}
+
+extension PurchaseConflict {
+    /// For the JSON surface's error messages.
+    var explanation: String {
+        switch self {
+        case .ownedByAnotherUser: "this transaction is recorded for another user"
+        case .differentEvidence: "this transaction was recorded before with evidence that says otherwise"
         }
     }
 }

@@ -31,8 +31,10 @@ struct SeSACShopRoutes {
     }
 
     /// `receipt=<JWS, stub or app receipt>&product=<product id>`: 200 verified and granted (also when posted
-    /// again by the same user); 201 receipt validation failed (refused proof, product not in the receipt,
-    /// unknown product, a transaction of another user); 501 a missing field; 406 not signed up.
+    /// again by the same user; a purchase Apple refunded is recorded as refunded and grants nothing);
+    /// 201 receipt validation failed (refused proof, product not in the receipt, unknown product, a
+    /// transaction of another user); 501 a missing field; 406 not signed up. For a classic receipt the
+    /// posted product selects the entry recorded.
     func purchase(_ request: Request) async throws -> SeSACReply {
         let uid = try authenticator.uid(fromSeSACHeaders: request.headers)
         let form = try await body.form(of: request)
@@ -47,6 +49,10 @@ struct SeSACShopRoutes {
             return SeSACReply(.created, "receipt validation failed: \(error.code.rawValue)")
         }
         switch outcome {
+        case .recorded(let purchase) where !purchase.isLive, .duplicate(let purchase) where !purchase.isLive:
+            // Verified and recorded as Apple reports it, refunded: 200 as for any recorded proof (the
+            // user document shows the item is not owned); the message says so.
+            return SeSACReply(.ok, "purchase recorded as \(purchase.state.rawValue): nothing granted")
         case .recorded: return SeSACReply(.ok, "purchase recorded")
         case .duplicate: return SeSACReply(.ok, "purchase already recorded")
         case .conflict(let reason): return SeSACReply(.created, "receipt validation failed: \(reason.rawValue)")
