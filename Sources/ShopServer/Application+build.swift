@@ -45,7 +45,15 @@ public func buildApplication(
     router.add(middleware: ErrorMiddleware())
     HealthRoutes(client: client, probeTimeout: HealthRoutes.probeTimeout(cancelGrace: client.configuration.cancelGrace))
         .register(on: router)
-    OperationsRoutes(metrics: metrics, client: client).register(on: router)
+    let metricsToken: AdminToken?
+    do {
+        metricsToken = try configuration.metricsToken.map { token throws(AuthConfigurationError) in
+            try AdminToken(token)
+        }
+    } catch {
+        throw ConfigurationError("metrics token: \(error.description)")
+    }
+    OperationsRoutes(metrics: metrics, client: client, metricsToken: metricsToken).register(on: router)
     SeSACUserRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: router)
     SeSACShopRoutes(authenticator: authenticator, ledger: ledger, desk: desk, body: body).register(on: router)
     let api = router.group("api/v1")
@@ -66,6 +74,11 @@ public func buildApplication(
         services.append(
             AppStoreSyncService(
                 synchronizer: synchronizer, interval: interval, firstLookBack: 24 * 3600, logger: logger))
+    }
+    if let certificates = authenticator.certificateStore {
+        services.append(
+            GoogleCertificateWatcher(
+                store: certificates, interval: configuration.googleCertificatesCheckInterval, logger: logger))
     }
     return Application(
         responder: responder,

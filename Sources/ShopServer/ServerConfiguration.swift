@@ -27,6 +27,11 @@ public struct ServerConfiguration: Sendable {
     /// loopback address only, or this is set (`--allow-development-on-public-address`): with them,
     /// `dev:<uid>` impersonates any user and a stub buys anything.
     public var allowsDevelopmentOnPublicAddress: Bool
+    /// How often the Google certificate file (`auth.googleCertificatesPath`) is checked for a new
+    /// version; SIGHUP re-reads it at once. A file that cannot be used keeps the keys in use.
+    public var googleCertificatesCheckInterval: Duration
+    /// When set, `GET /metrics` answers only `Authorization: Bearer <this>` (401 otherwise).
+    public var metricsToken: String?
 
     public static let defaultBodyLimit = 64 * 1024
     public static let defaultBundleId = "com.memolease.sesac1"
@@ -44,7 +49,9 @@ public struct ServerConfiguration: Sendable {
         notificationSweepInterval: Duration = .seconds(30),
         appStoreAPI: AppStoreServerAPIConfiguration? = nil,
         appStoreSyncInterval: Duration? = nil,
-        allowsDevelopmentOnPublicAddress: Bool = false
+        allowsDevelopmentOnPublicAddress: Bool = false,
+        googleCertificatesCheckInterval: Duration = .seconds(60),
+        metricsToken: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -57,6 +64,8 @@ public struct ServerConfiguration: Sendable {
         self.appStoreAPI = appStoreAPI
         self.appStoreSyncInterval = appStoreSyncInterval
         self.allowsDevelopmentOnPublicAddress = allowsDevelopmentOnPublicAddress
+        self.googleCertificatesCheckInterval = googleCertificatesCheckInterval
+        self.metricsToken = metricsToken
     }
 
     /// Clear errors for settings that cannot work. (Auth and receipt settings are checked further when
@@ -93,6 +102,9 @@ public struct ServerConfiguration: Sendable {
             guard appStoreSyncInterval >= .seconds(1) else {
                 throw ConfigurationError("the App Store sync interval must be at least 1 second")
             }
+        }
+        guard googleCertificatesCheckInterval >= .milliseconds(10) else {
+            throw ConfigurationError("the Google certificate check interval must be at least 10 ms")
         }
         try validateDevelopmentSwitches()
     }

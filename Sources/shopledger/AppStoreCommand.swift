@@ -69,7 +69,7 @@ struct AppStoreSyncCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = CommandLogging.logger()
         let api = try server.appStoreClient(logger: logger)
-        try await database.withClient(logger: logger) { client in
+        try await database.withClient(schema: .requireCurrent, logger: logger) { client in
             let synchronizer = AppStoreSynchronizer(
                 api: api, ledger: LedgerStore(client: client, logger: logger), logger: logger)
             let report = try await synchronizer.sync(since: since.date, until: until?.date ?? Date())
@@ -135,7 +135,7 @@ struct AppStoreTestNotificationCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = CommandLogging.logger()
         let api = try server.appStoreClient(logger: logger)
-        try await database.withClient(logger: logger) { client in
+        try await database.withClient(schema: .requireCurrent, logger: logger) { client in
             let probe = TestNotificationProbe(api: api, ledger: LedgerStore(client: client, logger: logger))
             let outcome = try await probe.run(timeout: .seconds(wait)) { token in
                 print("Apple accepted the request (token \(token)); waiting up to \(Int(wait)) s")

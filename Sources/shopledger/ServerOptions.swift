@@ -75,6 +75,13 @@ struct ServerOptions: ParsableArguments {
         help: "File of Google's securetoken X.509 certificates (JSON, kid → PEM). Default: $SHOPLEDGER_GOOGLE_CERTS")
     var googleCertificates: String?
 
+    @Option(
+        name: .customLong("google-certs-check-interval"),
+        help:
+            "Seconds between checks of the --google-certs file for a new version (SIGHUP re-reads it at once). Default: $SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL or 60"
+    )
+    var googleCertificatesCheckInterval: Double?
+
     @Flag(
         name: .customLong("allow-development-on-public-address"),
         help:
@@ -101,6 +108,13 @@ struct ServerOptions: ParsableArguments {
         help:
             "File with the admin bearer token (at least 16 bytes). Default: $SHOPLEDGER_ADMIN_TOKEN (the token itself)")
     var adminTokenFile: String?
+
+    @Option(
+        name: .customLong("metrics-token-file"),
+        help:
+            "File with a bearer token GET /metrics then requires (at least 16 bytes). Default: $SHOPLEDGER_METRICS_TOKEN (the token itself); none: /metrics is open"
+    )
+    var metricsTokenFile: String?
 
     /// The configuration these settings describe, checked; a `ValidationError` names what cannot work.
     func configuration() throws -> ServerConfiguration {
@@ -154,13 +168,27 @@ struct ServerOptions: ParsableArguments {
             appStoreAPI: try appStore.configuration(bundleId: receipts.bundleId),
             appStoreSyncInterval: syncInterval,
             allowsDevelopmentOnPublicAddress: allowDevelopmentOnPublicAddress
-                || Environment.flag("SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS"))
+                || Environment.flag("SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS"),
+            googleCertificatesCheckInterval: try seconds(
+                googleCertificatesCheckInterval, "SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL", default: 60,
+                name: "--google-certs-check-interval"),
+            metricsToken: try secret(
+                file: metricsTokenFile, variable: "SHOPLEDGER_METRICS_TOKEN", what: "a metrics token"))
         do {
             try configuration.validate()
         } catch {
             throw ValidationError(error.description)
         }
         return configuration
+    }
+
+    /// A secret from `file` (trimmed), or the `variable` itself when no file is given.
+    private func secret(file: String?, variable: String, what: String) throws -> String? {
+        guard let file else { return Environment.string(variable) }
+        guard let data = FileManager.default.contents(atPath: file), data.count <= 4096 else {
+            throw ValidationError("Cannot read \(what) of at most 4 KiB from \(file).")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The certificates of the files given as flags, else of those `variable` lists (comma-separated);

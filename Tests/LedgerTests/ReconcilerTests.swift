@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @testable import Ledger
 
@@ -16,7 +16,8 @@ struct ReconcilerTests {
         _ = try await ledger.recordPurchase(makeTransaction("p2", item: .background(4)), for: "alice")
         _ = try await ledger.recordPurchase(makeTransaction("p3", item: .face(2)), for: "bob")
         _ = try await ledger.recordPurchase(makeTransaction("p4", item: .face(2), environment: .sandbox), for: "bob")
-        _ = try await ledger.recordPurchase(makeTransaction("p5", item: .background(7), ownership: .familyShared), for: "kid")
+        _ = try await ledger.recordPurchase(
+            makeTransaction("p5", item: .background(7), ownership: .familyShared), for: "kid")
         _ = try await ledger.recordPurchase(makeTransaction("p6", item: .face(4), unpriced: true), for: "kid")
         _ = try await ledger.recordPurchase(makeTransaction("p7", item: .face(3), currency: "USD"), for: "kid")
         _ = try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "p2", second: 10))
@@ -50,63 +51,80 @@ struct ReconcilerTests {
 
     @Test("a corrupted copy of a database fails, naming the broken rows; the original still passes")
     func corruptedCopyFails() async throws {
-        try await TestGate.ledger.run { try await withTestDatabase { db in
-            try await Self.populate(LedgerStore(client: db.client))
-            #expect(try await Reconciler(client: db.client).run().passed)
-            await db.client.shutdown()  // CREATE DATABASE ... TEMPLATE needs the source idle
+        try await TestGate.ledger.run {
+            try await withTestDatabase { db in
+                try await Self.populate(LedgerStore(client: db.client))
+                #expect(try await Reconciler(client: db.client).run().passed)
+                await db.client.shutdown()  // CREATE DATABASE ... TEMPLATE needs the source idle
 
-            let admin = PostgresClient(
-                configuration: .init(connection: .init(url: TestCluster.replaceDatabase(in: db.url, with: "postgres")), minimumConnections: 0, maximumConnections: 1))
-            let copyName = db.name + "_corrupt"
-            try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(copyName) TEMPLATE \(db.name)"))
-            let copy = PostgresClient(
-                configuration: .init(connection: .init(url: TestCluster.replaceDatabase(in: db.url, with: copyName)), minimumConnections: 0, maximumConnections: 2))
-            do {
-                try await Self.corrupt(copy)
-                let report = try await Reconciler(client: copy).run()
-                let failures = Dictionary(uniqueKeysWithValues: report.checks.map { ($0.name, $0.failures.map(\.id)) })
-                #expect(!report.passed)
-                let entry = try await scalar(copy, "SELECT entry_id FROM journal_entries WHERE transaction_id = 'p1' AND seq = 0")
-                #expect(failures["postings_balance"] == ["entry \(entry) (app_store/Production/p1 purchase) KRW"])
-                #expect(failures["entry_postings_match_purchase"] == ["entry \(entry) (p1)", "entry \(entry) (p1)"])
-                #expect(failures["receivable_matches_purchases"] == ["receivable:app_store KRW"])
-                #expect(failures["one_purchase_entry_per_purchase"] == ["app_store/Production/p7"])
-                #expect(failures["grants_match_history"] == ["bob face 2"])
-                #expect(failures["live_grants_backed"] == ["alice face 3", "bob face 2"])
-                #expect(failures["refund_events_applied"] == ["app_store/Production/p1"])
-                #expect(failures["notifications_applied"] == ["notification lost-1"])
-                #expect(failures["equipped_items_owned"] == ["kid background 6"])
-                #expect(failures["append_only_enforced"] == ["refund_events", "refund_events"])
-                #expect(report.text.contains("FAIL postings_balance"))
-                #expect(report.text.hasSuffix("reconcile: 10 of 10 checks failed"))
-                let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
-                #expect(json?["passed"] as? Bool == false)
-            } catch {
-                Issue.record("corrupted copy: \(error)")
+                let admin = PostgresClient(
+                    configuration: .init(
+                        connection: .init(url: TestCluster.replaceDatabase(in: db.url, with: "postgres")),
+                        minimumConnections: 0, maximumConnections: 1))
+                let copyName = db.name + "_corrupt"
+                try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(copyName) TEMPLATE \(db.name)"))
+                let copy = PostgresClient(
+                    configuration: .init(
+                        connection: .init(url: TestCluster.replaceDatabase(in: db.url, with: copyName)),
+                        minimumConnections: 0, maximumConnections: 2))
+                do {
+                    try await Self.corrupt(copy)
+                    let report = try await Reconciler(client: copy).run()
+                    let failures = Dictionary(
+                        uniqueKeysWithValues: report.checks.map { ($0.name, $0.failures.map(\.id)) })
+                    #expect(!report.passed)
+                    let entry = try await scalar(
+                        copy, "SELECT entry_id FROM journal_entries WHERE transaction_id = 'p1' AND seq = 0")
+                    #expect(failures["postings_balance"] == ["entry \(entry) (app_store/Production/p1 purchase) KRW"])
+                    #expect(
+                        failures["entry_postings_match_purchase"] == ["entry \(entry) (p1)", "entry \(entry) (p1)"])
+                    #expect(failures["receivable_matches_purchases"] == ["receivable:app_store KRW"])
+                    #expect(failures["one_purchase_entry_per_purchase"] == ["app_store/Production/p7"])
+                    #expect(failures["grants_match_history"] == ["bob face 2"])
+                    #expect(failures["live_grants_backed"] == ["alice face 3", "bob face 2"])
+                    #expect(failures["refund_events_applied"] == ["app_store/Production/p1"])
+                    #expect(failures["notifications_applied"] == ["notification lost-1"])
+                    #expect(failures["equipped_items_owned"] == ["kid background 6"])
+                    #expect(failures["append_only_enforced"] == ["refund_events", "refund_events"])
+                    #expect(report.text.contains("FAIL postings_balance"))
+                    #expect(report.text.hasSuffix("reconcile: 10 of 10 checks failed"))
+                    let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
+                    #expect(json?["passed"] as? Bool == false)
+                } catch {
+                    Issue.record("corrupted copy: \(error)")
+                }
+                await copy.shutdown()
+                try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(copyName) WITH (FORCE)"))
+                await admin.shutdown()
+
+                // The original is untouched and still passes.
+                let original = PostgresClient(
+                    configuration: .init(connection: .init(url: db.url), minimumConnections: 0, maximumConnections: 1))
+                #expect(try await Reconciler(client: original).run().passed)
+                await original.shutdown()
             }
-            await copy.shutdown()
-            try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(copyName) WITH (FORCE)"))
-            await admin.shutdown()
-
-            // The original is untouched and still passes.
-            let original = PostgresClient(configuration: .init(connection: .init(url: db.url), minimumConnections: 0, maximumConnections: 1))
-            #expect(try await Reconciler(client: original).run().passed)
-            await original.shutdown()
-        } }
+        }
     }
 
     /// Breaks the copy the ways a bug or a hand edit could, with triggers and foreign keys off.
     static func corrupt(_ client: PostgresClient) async throws {
         try await client.withConnection { connection in
+            // The append-only refusals are enabled ALWAYS: replica mode alone no longer skips them.
+            for table in LedgerInvariants.appendOnlyTables {
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "ALTER TABLE \(table) DISABLE TRIGGER \(table)_append_only"))
+            }
             try await connection.query("SET session_replication_role = replica")
             // A posting's amount changed: p1's receivable leg.
             try await connection.query(
-                "UPDATE postings SET amount_milli = amount_milli + 1 WHERE transaction_id = 'p1' AND account = 'receivable:app_store'")
+                "UPDATE postings SET amount_milli = amount_milli + 1 WHERE transaction_id = 'p1' AND account = 'receivable:app_store'"
+            )
             // A purchase entry lost with its postings: p7 (USD).
             try await connection.query("DELETE FROM postings WHERE transaction_id = 'p7'")
             try await connection.query("DELETE FROM journal_entries WHERE transaction_id = 'p7'")
             // A grant changed without history: bob's face 2 (live twice over: production and sandbox).
-            try await connection.query("UPDATE grants SET purchased_count = 3 WHERE uid = 'bob' AND item_kind = 'face' AND item_index = 2")
+            try await connection.query(
+                "UPDATE grants SET purchased_count = 3 WHERE uid = 'bob' AND item_kind = 'face' AND item_index = 2")
             // A grant with history but no purchase behind it: alice's face 3.
             try await connection.query(
                 "INSERT INTO grants (uid, item_kind, item_index, purchased_count) VALUES ('alice', 'face', 3, 1)")
@@ -131,8 +149,11 @@ struct ReconcilerTests {
             // An item equipped without being owned.
             try await connection.query("UPDATE users SET equipped_background = 6 WHERE uid = 'kid'")
             try await connection.query("RESET session_replication_role")
-            // The append-only guard switched off.
-            try await connection.query("ALTER TABLE refund_events DISABLE TRIGGER refund_events_append_only")
+            // The append-only guard back on, but for refund_events.
+            for table in LedgerInvariants.appendOnlyTables where table != "refund_events" {
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "ALTER TABLE \(table) ENABLE ALWAYS TRIGGER \(table)_append_only"))
+            }
         }
     }
 }

@@ -263,17 +263,18 @@ public enum LedgerInvariants {
 
     public static let appendOnlyEnforced = SQLReconciliationCheck(
         name: "append_only_enforced",
-        summary: "Every append-only ledger table has enabled triggers refusing UPDATE, DELETE and TRUNCATE.",
+        summary:
+            "Every append-only ledger table has triggers refusing UPDATE, DELETE and TRUNCATE, enabled ALWAYS (so that session_replication_role = replica cannot skip them).",
         examinedWhat: "append-only tables",
         examinedSQL: "SELECT count(*) FROM (VALUES \(appendOnlyTables.map { "('\($0)')" }.joined(separator: ", "))) t",
         failuresSQL: """
-            SELECT t.name, 'no enabled trigger refusing ' || op.name
+            SELECT t.name, 'no trigger enabled ALWAYS refusing ' || op.name
             FROM (VALUES \(appendOnlyTables.map { "('\($0)')" }.joined(separator: ", "))) AS t (name)
             CROSS JOIN (VALUES ('UPDATE', 17), ('DELETE', 9), ('TRUNCATE', 32)) AS op (name, bits)
             WHERE NOT EXISTS (
                 SELECT 1 FROM pg_trigger tg JOIN pg_proc f ON f.oid = tg.tgfoid
                 WHERE tg.tgrelid = to_regclass(t.name) AND f.proname = 'ledger_refuse_change'
-                  AND tg.tgenabled <> 'D' AND (tg.tgtype & op.bits) = op.bits
+                  AND tg.tgenabled = 'A' AND (tg.tgtype & op.bits) = op.bits
             )
             """)
 
