@@ -13,16 +13,7 @@ struct AppendOnlyTests {
         arguments: LedgerInvariants.appendOnlyTables)
     func refused(table: String) async throws {
         try await withLedger(table) { db, ledger in
-            _ = try await ledger.register(uid: "alice", profile: testProfile)
-            _ = try await ledger.recordPurchase(makeTransaction("t1"), for: "alice")
-            _ = try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "t1"))
-            let notification = VerifiedNotification(
-                notificationType: .refund, subtype: nil, notificationUUID: "n1", signedDate: Date(),
-                environment: .production,
-                bundleId: "com.memolease.sesac1", appAppleId: nil, consumptionRequestReason: nil,
-                transaction: makeTransaction("t1"), evidenceSHA256: fakeDigest("n1"))
-            _ = try await ledger.storeNotification(notification, signedPayload: "payload")
-            _ = try await ledger.applyNotification("n1")
+            try await Self.fillEveryTable(ledger)
             let rowsBefore = try await scalar(db.client, PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"))
             #expect(rowsBefore > 0)
             let column = table == "postings" ? "currency" : "transaction_id"
