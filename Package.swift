@@ -26,7 +26,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // Tests only: reads the reports' CSV back with a real RFC 4180 parser.
         .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
-        // Test-only: FaultTests drive the real `shopledger serve` process over HTTP.
+        // The App Store Server API client; FaultTests also drive the real `shopledger serve` with it.
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
@@ -67,6 +67,20 @@ let package = Package(
             exclude: ["STUB-RECEIPTS.md"],
             swiftSettings: strict
         ),
+        // Apple's App Store Server API: signed bearer tokens, retries, rate limits, pagination; every
+        // signed payload it receives goes through the Receipts verifier. No database.
+        .target(
+            name: "AppStoreServerAPI",
+            dependencies: [
+                "Receipts",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // The shop's domain and its store: catalog, users, purchases, journal, grants, refunds.
         .target(
             name: "Ledger",
@@ -83,12 +97,14 @@ let package = Package(
         .target(
             name: "ShopServer",
             dependencies: [
+                "AppStoreServerAPI",
                 "Ledger",
                 "Postgres",
                 "Receipts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -127,6 +143,7 @@ let package = Package(
         .executableTarget(
             name: "shopledger",
             dependencies: [
+                "AppStoreServerAPI",
                 "ShopServer",
                 "Ledger",
                 "Reports",
@@ -214,6 +231,19 @@ let package = Package(
             .product(name: "SwiftASN1", package: "swift-asn1"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Yams", package: "Yams"),
+        ], swiftSettings: strict),
+        // The App Store Server API client against a fake Apple on loopback, and its uses (restore,
+        // sync) against a real PostgreSQL.
+        .testTarget(name: "AppStoreServerAPITests", dependencies: [
+            "AppStoreServerAPI", "ShopServer", "Ledger", "Postgres", "Receipts", "TestSupport",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
         ], swiftSettings: strict),
         // Fault tests (`make test-faults`; a fast subset runs in `make test`): spawn the built
         // `shopledger serve` against a private cluster, kill it, stop PostgreSQL under load, SIGTERM.

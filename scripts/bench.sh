@@ -45,7 +45,7 @@ postgres=$( (ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -1 | xargs -I{}
     if grep -q '^## The lean write path' "$out/LedgerBench.txt" 2>/dev/null; then
         echo "## Before and after the lean write path (LedgerBench, pgbench -M prepared, same run)"
         echo
-        echo "Migrations 1–5 with their purchase statement against every migration with the ledger's statement;"
+        echo "Migrations up to 0006 with their purchase statement against every migration with the ledger's statement;"
         echo "PostgreSQL CPU per purchase is all server processes' CPU time (from /proc) over the purchases, WAL"
         echo "per purchase from pg_current_wal_lsn(). Details in the LedgerBench section."
         sed -n '/^| clients | schema/,/^$/p' "$out/LedgerBench.txt"

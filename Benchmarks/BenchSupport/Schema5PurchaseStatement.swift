@@ -3,12 +3,12 @@ import Ledger
 import Postgres
 import Receipts
 
-/// The purchase statement as `LedgerStore.recordPurchase` sent it before migration 0006 (the lean
-/// write path), frozen here so that LedgerBench can drive the schema of migrations 1–5 with its own
+/// The purchase statement as `LedgerStore.recordPurchase` sent it before migration 0007 (the lean
+/// write path), frozen here so that LedgerBench can drive the schema of migrations 1–6 with its own
 /// statement beside the current one, in the same run. Not used by the server.
 public enum Schema5 {
-    /// The last migration of that schema.
-    public static let lastMigration = 5
+    /// The last migration of that schema (0006 only made the append-only triggers fire always).
+    public static let lastMigration = 6
 
     /// The statement for a new purchase of `transaction` by `uid`, text and bindings as it was sent.
     public static func newPurchaseStatement(_ transaction: VerifiedTransaction, for uid: String) -> PostgresQuery {

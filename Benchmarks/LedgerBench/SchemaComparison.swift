@@ -5,7 +5,7 @@ import Logging
 import Postgres
 import Receipts
 
-/// The lean write path (migration 0006) against the schema before it, in the same run on the same
+/// The lean write path (migration 0007) against the schema before it, in the same run on the same
 /// cluster: one database migrated up to migration 5 and driven with that schema's purchase
 /// statement (`Schema5`), one with every migration and the ledger's current statement, both by
 /// `pgbench -M prepared` at the same concurrency, in alternating rounds. For each: new purchases
@@ -39,7 +39,7 @@ enum SchemaComparison {
         var cases: [(label: String, database: String, statement: PurchaseStatement)] = []
         for (label, database, upTo) in [
             ("schema 1–\(Schema5.lastMigration), its statement", "before_lean", Optional(Schema5.lastMigration)),
-            ("schema with 0006 (lean), the ledger's statement", "after_lean", nil),
+            ("schema with 0007 (lean), the ledger's statement", "after_lean", nil),
         ] {
             let client = PostgresClient(
                 configuration: .init(

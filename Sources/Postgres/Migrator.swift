@@ -3,12 +3,20 @@ import Foundation
 import Logging
 
 /// One numbered schema change: `NNNN_description.sql`.
+///
+/// A migration whose first lines carry the comment `-- shopledger: additive` declares that it only
+/// adds (a table, a column with a default, an index, a function) and changes nothing an older
+/// build relies on: an older build may run on a database that has it applied.
 public struct Migration: Sendable, Hashable {
     public let version: Int
     public let name: String
     public let sql: String
     /// SHA-256 of the file's text, hex.
     public let checksum: String
+    /// Marked `-- shopledger: additive` (see the type's comment).
+    public let isAdditive: Bool
+
+    static let additiveMarker = "-- shopledger: additive"
 
     /// Parses the version from the file name's leading digits (`0001_ledger.sql` → 1).
     public init(name: String, sql: String) throws {
@@ -21,12 +29,24 @@ public struct Migration: Sendable, Hashable {
         self.name = name
         self.sql = sql
         self.checksum = SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
+        self.isAdditive = sql.split(separator: "\n", maxSplits: 10).prefix(10).contains {
+            $0.trimmingCharacters(in: .whitespaces) == Self.additiveMarker
+        }
     }
 }
 
 /// Applies migrations in order, each once, each in its own transaction, recording them in
 /// `schema_migrations` with their checksum. An applied migration whose text changed since is refused:
 /// schema history is append-only, like the ledger.
+///
+/// Migrators starting together (two servers on a fresh database) are serialised by a
+/// transaction-level advisory lock, taken first in every step, before even the bookkeeping table is
+/// created; the others wait, then find the work done. With `lockTimeout`, a step waiting longer than
+/// that for a table lock (a long transaction in the way) fails instead of queueing every query
+/// behind it.
+///
+/// A database may carry migrations this build does not know (a newer build ran): when all of them
+/// are additive (`Migration.isAdditive`, recorded with each) this build goes on, otherwise it refuses.
 public struct Migrator: Sendable {
     public enum State: String, Sendable { case applied, pending }
 
@@ -38,15 +58,22 @@ public struct Migrator: Sendable {
     }
 
     public let migrations: [Migration]
+    public var lockTimeout: Duration?
     let logger: Logger
 
-    public init(migrations: [Migration], logger: Logger = Logger(label: "shopledger.migrations")) throws {
+    /// The advisory lock every migration step takes first ("SHOPLEDG").
+    static let advisoryLockKey: Int64 = 0x5348_4f50_4c45_4447
+
+    public init(
+        migrations: [Migration], lockTimeout: Duration? = nil, logger: Logger = Logger(label: "shopledger.migrations")
+    ) throws {
         let sorted = migrations.sorted { $0.version < $1.version }
         for (previous, next) in zip(sorted, sorted.dropFirst()) where previous.version == next.version {
             throw PostgresError(
                 code: .migration, message: "migrations \(previous.name) and \(next.name) share number \(next.version)")
         }
         self.migrations = sorted
+        self.lockTimeout = lockTimeout
         self.logger = logger
     }
 
@@ -55,38 +82,62 @@ public struct Migrator: Sendable {
     /// (empty when up to date).
     @discardableResult
     public func migrate(_ client: PostgresClient, upTo version: Int? = nil) async throws -> [String] {
-        try await ensureTable(client)
         var applied: [String] = []
-        for migration in migrations where version.map({ migration.version <= $0 }) ?? true {
-            let didApply = try await client.withTransaction { connection in
-                // Serializes concurrent migrators (two processes starting at once); the second waits,
-                // then finds the migration recorded and skips it.
-                try await connection.query("LOCK TABLE schema_migrations IN EXCLUSIVE MODE")
-                let recorded = try await recordedMigrations(connection)
-                try verify(recorded)
-                if recorded[migration.version] != nil { return false }
-                try await connection.executeScript(unsafeSQL: migration.sql)
-                try await connection.query(
-                    "INSERT INTO schema_migrations (version, name, checksum) VALUES (\(migration.version), \(migration.name), \(migration.checksum))"
-                )
-                return true
-            }
-            if didApply {
-                logger.info("applied migration", metadata: ["migration": "\(migration.name)"])
-                applied.append(migration.name)
-            }
-        }
-        if applied.isEmpty {
-            // Nothing to apply still means: nothing applied has changed.
-            try verify(try await client.withConnection { try await recordedMigrations($0) })
+        while let name = try await client.withTransaction(
+            .init(), { connection in try await applyNext(connection, upTo: version) })
+        {
+            logger.info("applied migration", metadata: ["migration": "\(name)"])
+            applied.append(name)
         }
         return applied
     }
 
-    /// Each known migration with whether it is applied; fails like `migrate` on a changed file.
+    /// One step: under the advisory lock, the first pending migration applied and recorded; nil when
+    /// none is pending (after checking that nothing applied has changed).
+    private func applyNext(_ connection: PostgresConnection, upTo version: Int? = nil) async throws -> String? {
+        // A pool's statement_timeout (serve's) must not cut a long migration, or the wait for another
+        // server's; lock waits are bounded by `lockTimeout` instead.
+        try await connection.query("SET LOCAL statement_timeout = 0")
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))")
+        if let lockTimeout {
+            let (seconds, attoseconds) = lockTimeout.components
+            let milliseconds = max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+            try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = \(milliseconds)"))
+        }
+        try await connection.executeScript(
+            unsafeSQL: """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version integer PRIMARY KEY,
+                    name text NOT NULL,
+                    checksum text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                );
+                ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS additive boolean NOT NULL DEFAULT false;
+                """)
+        let recorded = try await recordedMigrations(connection)
+        try verify(recorded)
+        guard
+            let migration = migrations.first(where: { migration in
+                recorded[migration.version] == nil && (version.map { migration.version <= $0 } ?? true)
+            })
+        else { return nil }
+        try await connection.executeScript(unsafeSQL: migration.sql)
+        try await connection.query(
+            """
+            INSERT INTO schema_migrations (version, name, checksum, additive)
+            VALUES (\(migration.version), \(migration.name), \(migration.checksum), \(migration.isAdditive))
+            """)
+        return migration.name
+    }
+
+    /// Each known migration with whether it is applied; fails like `migrate` on a changed file or a
+    /// newer migration that is not additive. Reads only: works on a read-only connection.
     public func status(_ client: PostgresClient) async throws -> [Status] {
-        try await ensureTable(client)
-        let recorded = try await client.withConnection { try await recordedMigrations($0) }
+        let recorded = try await client.withConnection { connection -> [Int: Recorded] in
+            let exists = try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL").single()
+                .decode(Bool.self, at: 0)
+            return exists ? try await recordedMigrations(connection) : [:]
+        }
         try verify(recorded)
         return migrations.map { migration in
             let row = recorded[migration.version]
@@ -96,42 +147,55 @@ public struct Migrator: Sendable {
         }
     }
 
+    /// For commands that must not change the schema (read-only tools): passes when every known
+    /// migration is applied and nothing applied is unknown unless additive; otherwise says to run
+    /// `migrate` (or a newer build). Reads only.
+    public func requireCurrent(_ client: PostgresClient) async throws {
+        let pending = try await status(client).filter { $0.state == .pending }.map(\.name)
+        guard pending.isEmpty else {
+            throw PostgresError(
+                code: .migration,
+                message: "the database lacks migrations \(pending.joined(separator: ", ")); run `shopledger migrate` "
+                    + "(or start `shopledger serve`, which migrates) first")
+        }
+    }
+
     private struct Recorded {
         let name: String
         let checksum: String
         let appliedAt: Date
-    }
-
-    private func ensureTable(_ client: PostgresClient) async throws {
-        try await client.query(
-            """
-            CREATE TABLE IF NOT EXISTS schema_migrations (
-                version integer PRIMARY KEY,
-                name text NOT NULL,
-                checksum text NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now()
-            )
-            """)
+        let additive: Bool
     }
 
     private func recordedMigrations(_ connection: PostgresConnection) async throws -> [Int: Recorded] {
         var recorded: [Int: Recorded] = [:]
-        for row in try await connection.query("SELECT version, name, checksum, applied_at FROM schema_migrations") {
-            let (version, name, checksum, appliedAt) = try row.decode((Int, String, String, Date).self)
-            recorded[version] = Recorded(name: name, checksum: checksum, appliedAt: appliedAt)
+        // `additive` through to_jsonb: a table made by an older build has no such column yet.
+        let rows = try await connection.query(
+            """
+            SELECT version, name, checksum, applied_at, coalesce((to_jsonb(m) ->> 'additive')::boolean, false)
+            FROM schema_migrations m
+            """)
+        for row in rows {
+            let (version, name, checksum, appliedAt, additive) = try row.decode((Int, String, String, Date, Bool).self)
+            recorded[version] = Recorded(name: name, checksum: checksum, appliedAt: appliedAt, additive: additive)
         }
         return recorded
     }
 
     private func verify(_ recorded: [Int: Recorded]) throws {
         let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+        var newerAdditive: [String] = []
         for (version, row) in recorded.sorted(by: { $0.key < $1.key }) {
             guard let migration = known[version] else {
-                throw PostgresError(
-                    code: .migration,
-                    message:
-                        "the database has migration \(row.name) applied, which this build does not know; run a newer build"
-                )
+                guard row.additive else {
+                    throw PostgresError(
+                        code: .migration,
+                        message:
+                            "the database has migration \(row.name) applied, which this build does not know and which is "
+                            + "not additive (an older build may misread the schema it changed); run a newer build")
+                }
+                newerAdditive.append(row.name)
+                continue
             }
             guard migration.checksum == row.checksum else {
                 throw PostgresError(
@@ -141,6 +205,11 @@ public struct Migrator: Sendable {
                         + "file checksum \(migration.checksum.prefix(12))); applied migrations are immutable: add a new migration instead"
                 )
             }
+        }
+        if !newerAdditive.isEmpty {
+            logger.notice(
+                "the database has newer additive migrations this build does not know; going on",
+                metadata: ["migrations": "\(newerAdditive.joined(separator: ", "))"])
         }
     }
 }

@@ -11,6 +11,8 @@ public struct ReportError: Error, Sendable, CustomStringConvertible {
         public static let unknownTimeZone = Code("unknown_time_zone")
         /// The report could not be written to disk.
         public static let writeFailed = Code("write_failed")
+        /// A figure does not fit in 64-bit milliunits.
+        public static let overflow = Code("overflow")
     }
 
     public let code: Code

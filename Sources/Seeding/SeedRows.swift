@@ -6,7 +6,7 @@ import Postgres
 /// `recordRefundEvent` would have written for the same events (see LedgerStore+Purchases.swift and
 /// +Refunds.swift); journal entry ids are assigned in batch order from a reserved block. A
 /// purchase's own journal entry, postings and grant event are derived from its row (migration
-/// 0006): it carries the entry id, and only the later entries are stored.
+/// 0007): it carries the entry id, and only the later entries are stored.
 struct SeedRows {
     let batch: [SyntheticPurchase]
     let items: [LedgerSeeder.PaidItem]

@@ -1,8 +1,11 @@
+import AppStoreServerAPI
+import Foundation
 import Hummingbird
 import Ledger
 import Logging
 import Postgres
 import Receipts
+import ServiceLifecycle
 
 /// The composition root: builds the HTTP application from its configuration and the database client.
 /// `shopledger serve` and the tests both call it.
@@ -34,19 +37,30 @@ public func buildApplication(
 
     let ledger = LedgerStore(client: client, logger: logger)
     let body = RequestBody(limit: configuration.bodyLimit)
-    let desk = PurchaseDesk(prover: purchaseProver, ledger: ledger, metrics: metrics)
+    let appStore = try appStoreClient(configuration, prover: purchaseProver, logger: logger)
+    let desk = PurchaseDesk(
+        prover: purchaseProver, ledger: ledger, metrics: metrics, appStore: appStore, logger: logger)
 
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     HealthRoutes(client: client, probeTimeout: HealthRoutes.probeTimeout(cancelGrace: client.configuration.cancelGrace))
         .register(on: router)
-    OperationsRoutes(metrics: metrics, client: client).register(on: router)
+    let metricsToken: AdminToken?
+    do {
+        metricsToken = try configuration.metricsToken.map { token throws(AuthConfigurationError) in
+            try AdminToken(token)
+        }
+    } catch {
+        throw ConfigurationError("metrics token: \(error.description)")
+    }
+    OperationsRoutes(metrics: metrics, client: client, metricsToken: metricsToken).register(on: router)
     SeSACUserRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: router)
     SeSACShopRoutes(authenticator: authenticator, ledger: ledger, desk: desk, body: body).register(on: router)
     let api = router.group("api/v1")
     CatalogRoutes(catalog: CatalogStore(client: client)).register(on: api)
     MeRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: api)
     PurchaseRoutes(authenticator: authenticator, desk: desk, body: body).register(on: api)
+    RestoreRoutes(authenticator: authenticator, api: appStore, desk: desk, body: body).register(on: api)
     NotificationRoutes(prover: purchaseProver, ledger: ledger, metrics: metrics, body: body).register(on: api)
     AdminRoutes(authenticator: authenticator, ledger: ledger, client: client).register(on: api)
 
@@ -54,11 +68,36 @@ public func buildApplication(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,
         cancellationAllowance: client.configuration.cancelGrace + .milliseconds(100), metrics: metrics)
     let sweeper = NotificationSweeper(ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger)
+    var services: [any Service] = [client, sweeper]
+    if let appStore, let interval = configuration.appStoreSyncInterval {
+        let synchronizer = AppStoreSynchronizer(api: appStore, ledger: ledger, logger: logger)
+        services.append(
+            AppStoreSyncService(
+                synchronizer: synchronizer, interval: interval, firstLookBack: 24 * 3600, logger: logger))
+    }
+    if let certificates = authenticator.certificateStore {
+        services.append(
+            GoogleCertificateWatcher(
+                store: certificates, interval: configuration.googleCertificatesCheckInterval, logger: logger))
+    }
     return Application(
         responder: responder,
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "shopledger"),
-        services: [client, sweeper],
+        services: services,
         logger: logger
     )
+}
+
+/// The App Store Server API client when it is configured: it verifies with the same prover as the
+/// purchase routes.
+private func appStoreClient(
+    _ configuration: ServerConfiguration, prover: any PurchaseProver, logger: Logger
+) throws -> AppStoreServerAPIClient? {
+    guard let settings = configuration.appStoreAPI else { return nil }
+    do {
+        return try AppStoreServerAPIClient(configuration: settings, prover: prover, logger: logger)
+    } catch {
+        throw ConfigurationError("App Store Server API: \(error.message)")
+    }
 }

@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import Receipts
 
 /// Everything the HTTP service needs to know at start, validated before it starts.
@@ -17,10 +18,20 @@ public struct ServerConfiguration: Sendable {
     public var receipts: VerifierConfiguration
     /// How often stored notifications whose ledger step did not happen are applied again.
     public var notificationSweepInterval: Duration
+    /// Apple's App Store Server API (restore, sync); nil when not configured, and then those features
+    /// answer 501 and nothing else changes.
+    public var appStoreAPI: AppStoreServerAPIConfiguration?
+    /// How often `serve` syncs with the App Store Server API (notification and refund history); nil: never.
+    public var appStoreSyncInterval: Duration?
     /// Development tokens and stub receipts are refused at start unless the server listens on a
     /// loopback address only, or this is set (`--allow-development-on-public-address`): with them,
     /// `dev:<uid>` impersonates any user and a stub buys anything.
     public var allowsDevelopmentOnPublicAddress: Bool
+    /// How often the Google certificate file (`auth.googleCertificatesPath`) is checked for a new
+    /// version; SIGHUP re-reads it at once. A file that cannot be used keeps the keys in use.
+    public var googleCertificatesCheckInterval: Duration
+    /// When set, `GET /metrics` answers only `Authorization: Bearer <this>` (401 otherwise).
+    public var metricsToken: String?
 
     public static let defaultBodyLimit = 64 * 1024
     public static let defaultBundleId = "com.memolease.sesac1"
@@ -36,7 +47,11 @@ public struct ServerConfiguration: Sendable {
         auth: AuthConfiguration = AuthConfiguration(),
         receipts: VerifierConfiguration = VerifierConfiguration(bundleId: ServerConfiguration.defaultBundleId),
         notificationSweepInterval: Duration = .seconds(30),
-        allowsDevelopmentOnPublicAddress: Bool = false
+        appStoreAPI: AppStoreServerAPIConfiguration? = nil,
+        appStoreSyncInterval: Duration? = nil,
+        allowsDevelopmentOnPublicAddress: Bool = false,
+        googleCertificatesCheckInterval: Duration = .seconds(60),
+        metricsToken: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -46,7 +61,11 @@ public struct ServerConfiguration: Sendable {
         self.auth = auth
         self.receipts = receipts
         self.notificationSweepInterval = notificationSweepInterval
+        self.appStoreAPI = appStoreAPI
+        self.appStoreSyncInterval = appStoreSyncInterval
         self.allowsDevelopmentOnPublicAddress = allowsDevelopmentOnPublicAddress
+        self.googleCertificatesCheckInterval = googleCertificatesCheckInterval
+        self.metricsToken = metricsToken
     }
 
     /// Clear errors for settings that cannot work. (Auth and receipt settings are checked further when
@@ -65,6 +84,27 @@ public struct ServerConfiguration: Sendable {
         }
         guard notificationSweepInterval >= .milliseconds(10) else {
             throw ConfigurationError("the notification sweep interval must be at least 10 ms")
+        }
+        if let appStoreAPI {
+            do {
+                try appStoreAPI.validate()
+            } catch {
+                throw ConfigurationError("App Store Server API: \(error.message)")
+            }
+            guard appStoreAPI.bundleId == receipts.bundleId else {
+                throw ConfigurationError("the App Store Server API's bundle id differs from the receipts' bundle id")
+            }
+        }
+        if let appStoreSyncInterval {
+            guard appStoreAPI != nil else {
+                throw ConfigurationError("the App Store sync needs the App Store Server API configured")
+            }
+            guard appStoreSyncInterval >= .seconds(1) else {
+                throw ConfigurationError("the App Store sync interval must be at least 1 second")
+            }
+        }
+        guard googleCertificatesCheckInterval >= .milliseconds(10) else {
+            throw ConfigurationError("the Google certificate check interval must be at least 10 ms")
         }
         try validateDevelopmentSwitches()
     }

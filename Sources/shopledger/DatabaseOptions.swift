@@ -89,13 +89,28 @@ struct DatabaseOptions: ParsableArguments {
         return try LocalPostgres(options: .init(dataDirectory: absolute + "/postgres", port: port), logger: logger)
     }
 
-    /// Connects (starting the private cluster if that is the configuration), migrates unless told
-    /// not to, runs `body`, and stops the private cluster again if this call started it.
+    /// What a command may do to the schema. Only `migrate` and `serve` change it.
+    enum SchemaUse {
+        /// `serve`: apply pending migrations first, a table lock waited for at most `lockTimeout`.
+        case migrate(lockTimeout: Duration?)
+        /// Read-only tools (and `seed`): the schema must be current; nothing is written to check it,
+        /// so they work on a read-only connection or a hot standby.
+        case requireCurrent
+        /// The `migrate` command, which does the work itself.
+        case untouched
+    }
+
+    /// How long `serve`'s migrations wait for a table lock before failing (not blocking traffic
+    /// behind a migration stuck behind a long transaction).
+    static let serveMigrationLockTimeout: Duration = .seconds(5)
+
+    /// Connects (starting the private cluster if that is the configuration), deals with the schema
+    /// as `schema` says, runs `body`, and stops the private cluster again if this call started it.
     ///
     /// - Parameter serving: the pool is `serve`'s: its statement and idle-in-transaction timeouts
     ///   default to 15 s instead of none.
     func withClient<R>(
-        migrate: Bool = true,
+        schema: SchemaUse,
         serving: Bool = false,
         logger: Logger = Logger(label: "shopledger"),
         _ body: (PostgresClient) async throws -> R
@@ -108,7 +123,16 @@ struct DatabaseOptions: ParsableArguments {
         configuration.connection.deadPeerTimeout = timeouts.deadPeer
         let client = PostgresClient(configuration: configuration, logger: logger)
         do {
-            if migrate { try await LedgerSchema.migrator(logger: logger).migrate(client) }
+            switch schema {
+            case .migrate(let lockTimeout):
+                try await LedgerSchema.migrator(lockTimeout: lockTimeout, logger: logger).migrate(client)
+            case .requireCurrent:
+                try await retryingRecoveryConflicts(logger: logger) {
+                    try await LedgerSchema.migrator(logger: logger).requireCurrent(client)
+                }
+            case .untouched:
+                break
+            }
             let result = try await body(client)
             await client.shutdown()
             try await database.close()

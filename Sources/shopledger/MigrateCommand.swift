@@ -15,7 +15,7 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = CommandLogging.logger()
-        try await database.withClient(migrate: false, logger: logger) { client in
+        try await database.withClient(schema: .untouched, logger: logger) { client in
             let migrator = try LedgerSchema.migrator(logger: logger)
             if status {
                 for entry in try await migrator.status(client) {
@@ -24,7 +24,10 @@ struct MigrateCommand: AsyncParsableCommand {
                 }
             } else {
                 let applied = try await migrator.migrate(client)
-                print(applied.isEmpty ? "database is up to date (\(migrator.migrations.count) migrations applied)" : "applied: \(applied.joined(separator: ", "))")
+                print(
+                    applied.isEmpty
+                        ? "database is up to date (\(migrator.migrations.count) migrations applied)"
+                        : "applied: \(applied.joined(separator: ", "))")
             }
         }
     }

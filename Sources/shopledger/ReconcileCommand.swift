@@ -32,10 +32,12 @@ struct ReconcileCommand: AsyncParsableCommand {
 
     func run() async throws {
         let failureLimit = maxFailures
-        let report = try await database.withClient { client in
-            try await Reconciler(
-                client: client, checks: LedgerInvariants.all + [ReportTotalsCheck()], failureLimit: failureLimit
-            ).run()
+        let report = try await database.withClient(schema: .requireCurrent) { client in
+            try await retryingRecoveryConflicts {
+                try await Reconciler(
+                    client: client, checks: LedgerInvariants.all + [ReportTotalsCheck()], failureLimit: failureLimit
+                ).run()
+            }
         }
         print(json ? try report.json() : report.text)
         if !report.passed { throw ExitCode(1) }

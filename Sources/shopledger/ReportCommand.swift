@@ -3,6 +3,7 @@ import CivilDates
 import Foundation
 import Ledger
 import Logging
+import Postgres
 import Reports
 
 /// `shopledger report daily|range`: revenue reports from the ledger as CSV and Markdown.
@@ -96,8 +97,10 @@ struct DailyReportCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = CommandLogging.logger()
         let options = try output.options()
-        let report = try await database.withClient(logger: logger) { client in
-            try await RevenueReporter(client: client, logger: logger).daily(date: date, options: options)
+        let report = try await database.withClient(schema: .requireCurrent, logger: logger) { client in
+            try await retryingRecoveryConflicts(logger: logger) {
+                try await RevenueReporter(client: client, logger: logger).daily(date: date, options: options)
+            }
         }
         try output.write(report, logger: logger)
     }
@@ -132,9 +135,11 @@ struct RangeReportCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = CommandLogging.logger()
         let options = try output.options()
-        let report = try await database.withClient(logger: logger) { client in
-            try await RevenueReporter(client: client, logger: logger).range(
-                from: from, through: to, by: by, options: options)
+        let report = try await database.withClient(schema: .requireCurrent, logger: logger) { client in
+            try await retryingRecoveryConflicts(logger: logger) {
+                try await RevenueReporter(client: client, logger: logger).range(
+                    from: from, through: to, by: by, options: options)
+            }
         }
         try output.write(report, logger: logger)
     }

@@ -63,7 +63,7 @@ struct SeedCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = CommandLogging.logger()
         let configuration = configuration()
-        try await database.withClient(logger: logger) { client in
+        try await database.withClient(schema: .requireCurrent, logger: logger) { client in
             let seeder = LedgerSeeder(client: client, logger: logger)
             let clock = ContinuousClock()
             let began = clock.now

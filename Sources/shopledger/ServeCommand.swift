@@ -26,7 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
             logger.warning("stub receipts and stub notifications are accepted: never do this in production")
         }
         // withClient migrates first, and stops the private cluster after the server has shut down.
-        try await database.withClient(serving: true, logger: logger) { client in
+        try await database.withClient(
+            schema: .migrate(lockTimeout: DatabaseOptions.serveMigrationLockTimeout), serving: true, logger: logger
+        ) { client in
             let app = try Self.application(configuration, client: client, logger: logger)
             logger.notice("shopledger serving on http://\(configuration.host):\(configuration.port)")
             // In-flight requests get the grace period to finish after SIGINT/SIGTERM; then they are cancelled.

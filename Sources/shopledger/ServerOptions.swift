@@ -75,6 +75,13 @@ struct ServerOptions: ParsableArguments {
         help: "File of Google's securetoken X.509 certificates (JSON, kid → PEM). Default: $SHOPLEDGER_GOOGLE_CERTS")
     var googleCertificates: String?
 
+    @Option(
+        name: .customLong("google-certs-check-interval"),
+        help:
+            "Seconds between checks of the --google-certs file for a new version (SIGHUP re-reads it at once). Default: $SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL or 60"
+    )
+    var googleCertificatesCheckInterval: Double?
+
     @Flag(
         name: .customLong("allow-development-on-public-address"),
         help:
@@ -87,11 +94,27 @@ struct ServerOptions: ParsableArguments {
         help: "Accept development tokens dev:<uid> (never in production). Default: $SHOPLEDGER_DEV_AUTH=1")
     var devAuth = false
 
+    @OptionGroup(title: "App Store Server API") var appStore: AppStoreOptions
+
+    @Option(
+        name: .customLong("app-store-sync-interval"),
+        help:
+            "Seconds between syncs with the App Store Server API (notification and refund history) while serving; off unless set. Default: $SHOPLEDGER_APP_STORE_SYNC_INTERVAL"
+    )
+    var appStoreSyncInterval: Double?
+
     @Option(
         name: .customLong("admin-token-file"),
         help:
             "File with the admin bearer token (at least 16 bytes). Default: $SHOPLEDGER_ADMIN_TOKEN (the token itself)")
     var adminTokenFile: String?
+
+    @Option(
+        name: .customLong("metrics-token-file"),
+        help:
+            "File with a bearer token GET /metrics then requires (at least 16 bytes). Default: $SHOPLEDGER_METRICS_TOKEN (the token itself); none: /metrics is open"
+    )
+    var metricsTokenFile: String?
 
     /// The configuration these settings describe, checked; a `ValidationError` names what cannot work.
     func configuration() throws -> ServerConfiguration {
@@ -122,6 +145,16 @@ struct ServerOptions: ParsableArguments {
             acceptsDevelopmentTokens: devAuth || Environment.flag("SHOPLEDGER_DEV_AUTH"),
             adminToken: try adminToken())
 
+        var syncInterval: Duration?
+        if let seconds = appStoreSyncInterval
+            ?? Environment.string("SHOPLEDGER_APP_STORE_SYNC_INTERVAL").map({ Double($0) ?? .nan })
+        {
+            guard seconds.isFinite, seconds >= 1, seconds <= 7 * 24 * 3600 else {
+                throw ValidationError("--app-store-sync-interval must be a number of seconds between 1 and 604800")
+            }
+            syncInterval = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
+
         let configuration = ServerConfiguration(
             host: host ?? Environment.string("SHOPLEDGER_HOST") ?? "127.0.0.1",
             port: port ?? Environment.int("SHOPLEDGER_PORT") ?? 8080,
@@ -132,14 +165,30 @@ struct ServerOptions: ParsableArguments {
                 shutdownGrace, "SHOPLEDGER_SHUTDOWN_GRACE", default: 10, name: "--shutdown-grace"),
             auth: auth,
             receipts: receipts,
+            appStoreAPI: try appStore.configuration(bundleId: receipts.bundleId),
+            appStoreSyncInterval: syncInterval,
             allowsDevelopmentOnPublicAddress: allowDevelopmentOnPublicAddress
-                || Environment.flag("SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS"))
+                || Environment.flag("SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS"),
+            googleCertificatesCheckInterval: try seconds(
+                googleCertificatesCheckInterval, "SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL", default: 60,
+                name: "--google-certs-check-interval"),
+            metricsToken: try secret(
+                file: metricsTokenFile, variable: "SHOPLEDGER_METRICS_TOKEN", what: "a metrics token"))
         do {
             try configuration.validate()
         } catch {
             throw ValidationError(error.description)
         }
         return configuration
+    }
+
+    /// A secret from `file` (trimmed), or the `variable` itself when no file is given.
+    private func secret(file: String?, variable: String, what: String) throws -> String? {
+        guard let file else { return Environment.string(variable) }
+        guard let data = FileManager.default.contents(atPath: file), data.count <= 4096 else {
+            throw ValidationError("Cannot read \(what) of at most 4 KiB from \(file).")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The certificates of the files given as flags, else of those `variable` lists (comma-separated);

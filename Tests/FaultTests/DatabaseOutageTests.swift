@@ -7,13 +7,6 @@ import Testing
 
 @Suite("Faults: PostgreSQL crashed (pg_ctl stop -m immediate) and restarted under a purchase load")
 struct DatabaseOutageTests {
-    /// One `/readyz` probe.
-    struct Probe: Sendable {
-        let at: ContinuousClock.Instant
-        let latency: Duration
-        let outcome: FaultHTTP.Outcome
-    }
-
     @Test(
         "while PostgreSQL is down requests fail fast (JSON 503 database_unavailable, SeSAC 500, /readyz 503); the service recovers by itself within seconds; nothing acknowledged is lost",
         .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason),
@@ -34,12 +27,10 @@ struct DatabaseOutageTests {
             var down = loadStarted
             var restartIssued = loadStarted
             var up = loadStarted
-            var probes: [Probe] = []
+            var probes: [TimedProbe] = []
 
-            func probe() async -> Probe {
-                let started = ContinuousClock.now
-                let (outcome, _) = await scenario.http.outcome(.GET, server.baseURL + "/readyz", timeout: .seconds(30))
-                return Probe(at: started, latency: .now - started, outcome: outcome)
+            func probe() async -> TimedProbe {
+                await TimedProbe.get(server.baseURL + "/readyz", timeout: .seconds(30), with: scenario.http)
             }
 
             try await withThrowingTaskGroup(of: Void.self) { group in

@@ -7,12 +7,6 @@ import Testing
 
 @Suite("Faults: every PostgreSQL process stopped (SIGSTOP) under a purchase load, then continued (SIGCONT)")
 struct HungDatabaseTests {
-    struct Probe: Sendable {
-        let at: ContinuousClock.Instant
-        let latency: Duration
-        let outcome: FaultHTTP.Outcome
-    }
-
     @Test(
         "while PostgreSQL hangs, requests answer 503 (SeSAC 500) within the request timeout, /readyz 503 within 1 s, SIGTERM exits within the grace period; after SIGCONT the service recovers by itself and nothing acknowledged is lost",
         .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason),
@@ -38,18 +32,15 @@ struct HungDatabaseTests {
             let loadStarted = ContinuousClock.now
             var frozenAt = loadStarted
             var thawedAt = loadStarted
-            var probes: [Probe] = []
-            var myinfo: Probe?
+            var probes: [TimedProbe] = []
+            var myinfo: TimedProbe?
             var termAt = loadStarted
             var doomedExit: Spawned.Termination?
             var doomedExitAfter: Duration = .zero
             var doomedAnswers: [FaultHTTP.Outcome] = []
 
-            func probe(_ path: String, headers: [(String, String)] = []) async -> Probe {
-                let started = ContinuousClock.now
-                let (outcome, _) = await scenario.http.outcome(
-                    .GET, server.baseURL + path, headers: headers, timeout: .seconds(10))
-                return Probe(at: started, latency: .now - started, outcome: outcome)
+            func probe(_ path: String, headers: [(String, String)] = []) async -> TimedProbe {
+                await TimedProbe.get(server.baseURL + path, headers: headers, timeout: .seconds(10), with: scenario.http)
             }
 
             do {

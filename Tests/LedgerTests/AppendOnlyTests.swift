@@ -13,16 +13,7 @@ struct AppendOnlyTests {
         arguments: LedgerInvariants.appendOnlyTables)
     func refused(table: String) async throws {
         try await withLedger(table) { db, ledger in
-            _ = try await ledger.register(uid: "alice", profile: testProfile)
-            _ = try await ledger.recordPurchase(makeTransaction("t1"), for: "alice")
-            _ = try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "t1"))
-            let notification = VerifiedNotification(
-                notificationType: .refund, subtype: nil, notificationUUID: "n1", signedDate: Date(),
-                environment: .production,
-                bundleId: "com.memolease.sesac1", appAppleId: nil, consumptionRequestReason: nil,
-                transaction: makeTransaction("t1"), evidenceSHA256: fakeDigest("n1"))
-            _ = try await ledger.storeNotification(notification, signedPayload: "payload")
-            _ = try await ledger.applyNotification("n1")
+            try await Self.fillEveryTable(ledger)
             let rowsBefore = try await scalar(db.client, PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"))
             #expect(rowsBefore > 0)
             let column = table == "posting_rows" ? "currency" : "transaction_id"
@@ -40,5 +31,53 @@ struct AppendOnlyTests {
             #expect(
                 try await scalar(db.client, PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)")) == rowsBefore)
         }
+    }
+
+    @Test(
+        "session_replication_role = replica does not switch the refusals off",
+        arguments: LedgerInvariants.appendOnlyTables)
+    func replicaRoleStillRefused(table: String) async throws {
+        try await withLedger(table) { db, ledger in
+            try await Self.fillEveryTable(ledger)
+            let column = table == "posting_rows" ? "currency" : "transaction_id"
+            let error = try await #require(throws: PostgresError.self) {
+                try await db.client.withTransaction { connection in
+                    try await connection.query("SET LOCAL session_replication_role = replica")
+                    try await connection.query(PostgresQuery(unsafeSQL: "DELETE FROM \(table)"))
+                    try await connection.query(PostgresQuery(unsafeSQL: "UPDATE \(table) SET \(column) = \(column)"))
+                }
+            }
+            #expect(error.sqlState == SQLState("SL001"), "\(error)")
+        }
+    }
+
+    @Test("append_only_enforced fails when a refusing trigger is set ENABLE REPLICA (or plain ENABLE)")
+    func replicaTriggerFailsTheCheck() async throws {
+        try await withLedger { db, _ in
+            let check = try #require(LedgerInvariants.all.first { $0.name == "append_only_enforced" })
+            let reconciler = Reconciler(client: db.client, checks: [check])
+            #expect(try await reconciler.run().passed, "the shipped schema passes")
+            try await db.client.query("ALTER TABLE purchases ENABLE REPLICA TRIGGER purchases_append_only")
+            let replica = try await reconciler.run()
+            #expect(!replica.passed && replica.text.contains("purchases"), "\(replica.text)")
+            try await db.client.query("ALTER TABLE purchases ENABLE TRIGGER purchases_append_only")
+            #expect(
+                !(try await reconciler.run().passed), "ENABLE (origin only) is bypassed by session_replication_role")
+            try await db.client.query("ALTER TABLE purchases ENABLE ALWAYS TRIGGER purchases_append_only")
+        }
+    }
+
+    /// A purchase, its refund, and a stored, applied notification: a row in every append-only table.
+    static func fillEveryTable(_ ledger: LedgerStore) async throws {
+        _ = try await ledger.register(uid: "alice", profile: testProfile)
+        _ = try await ledger.recordPurchase(makeTransaction("t1"), for: "alice")
+        _ = try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "t1"))
+        let notification = VerifiedNotification(
+            notificationType: .refund, subtype: nil, notificationUUID: "n1", signedDate: Date(),
+            environment: .production,
+            bundleId: "com.memolease.sesac1", appAppleId: nil, consumptionRequestReason: nil,
+            transaction: makeTransaction("t1"), evidenceSHA256: fakeDigest("n1"))
+        _ = try await ledger.storeNotification(notification, signedPayload: "payload")
+        _ = try await ledger.applyNotification("n1")
     }
 }

@@ -118,29 +118,28 @@ struct ReconcilerTests {
                 try await db.client.query("DELETE FROM users WHERE uid = 'alice'")
             }
             #expect(error.sqlState == SQLState("SL001"))
-            try await db.client.withConnection { connection in
-                try await connection.query("SET session_replication_role = replica")
-                try await connection.query("DELETE FROM users WHERE uid = 'alice'")
-                try await connection.query("RESET session_replication_role")
-            }
+            try await db.client.query("ALTER TABLE users DISABLE TRIGGER users_never_removed")
+            try await db.client.query("DELETE FROM users WHERE uid = 'alice'")
             let report = try await Reconciler(client: db.client).run()
             let failures = report.checks.first { $0.name == "no_orphans" }?.failures.map(\.id) ?? []
             #expect(failures.contains("purchase app_store/Production/p1"))
             #expect(failures.contains("grant alice face 1"))
             // Put back so the suite's own reconcile after the test passes.
-            try await db.client.withConnection { connection in
-                try await connection.query("SET session_replication_role = replica")
-                try await connection.query("INSERT INTO users (uid, profile) VALUES ('alice', '{}')")
-                try await connection.query("RESET session_replication_role")
-            }
+            try await db.client.query("INSERT INTO users (uid, profile) VALUES ('alice', '{}')")
+            try await db.client.query("ALTER TABLE users ENABLE ALWAYS TRIGGER users_never_removed")
         }
     }
 
     /// Breaks the copy the ways a bug or a hand edit could, with triggers and foreign keys off. A
-    /// purchase's own entry, postings and grant event are derived from its row (migration 0006) and
+    /// purchase's own entry, postings and grant event are derived from its row (migration 0007) and
     /// cannot be broken apart from it; the stored later entries can.
     static func corrupt(_ client: PostgresClient) async throws {
         try await client.withConnection { connection in
+            // The append-only refusals are enabled ALWAYS: replica mode alone no longer skips them.
+            for table in LedgerInvariants.appendOnlyTables {
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "ALTER TABLE \(table) DISABLE TRIGGER \(table)_append_only"))
+            }
             try await connection.query("SET session_replication_role = replica")
             // A later entry lost with its postings: p3's refund (seq 1), leaving 0 and 2.
             try await connection.query(
@@ -180,8 +179,11 @@ struct ReconcilerTests {
             // An item equipped without being owned.
             try await connection.query("UPDATE users SET equipped_background = 6 WHERE uid = 'kid'")
             try await connection.query("RESET session_replication_role")
-            // The append-only guard switched off, and the guard against removing users.
-            try await connection.query("ALTER TABLE refund_events DISABLE TRIGGER refund_events_append_only")
+            // The append-only guard back on, but for refund_events.
+            for table in LedgerInvariants.appendOnlyTables where table != "refund_events" {
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "ALTER TABLE \(table) ENABLE ALWAYS TRIGGER \(table)_append_only"))
+            }
             try await connection.query("ALTER TABLE users DISABLE TRIGGER users_never_removed")
         }
     }

@@ -20,7 +20,7 @@ struct ReconciliationTests {
                 #expect(passing.checks[0].examined == 1)
                 // Balanced extra postings on the revenue account (the ledger's own balance check still
                 // passes): revenue the purchases do not explain. The purchase's entry is derived from
-                // its row (migration 0006), so stored postings naming it need the foreign keys off.
+                // its row (migration 0007), so stored postings naming it need the foreign keys off.
                 try await db.client.withConnection { connection in
                     try await connection.query("SET session_replication_role = replica")
                     try await connection.query(

@@ -30,7 +30,8 @@
 --    merge into one; `purchases_by_purchased_at` (reports only) is a BRIN index; the "data as of"
 --    watermark reads a btree on purchases.recorded_at, which only ever appends at its right edge.
 --
--- Existing rows are migrated: the append-only triggers are disabled inside this transaction only,
+-- Existing rows are migrated: the append-only triggers are disabled inside this transaction only
+-- (and enabled ALWAYS again, as 0006 left them; the stored tables' triggers take their new names),
 -- to move each purchase's entry id onto its row and drop the stored copies of the derived rows.
 
 -- Formats and value sets, checked once per backend.
@@ -65,11 +66,20 @@ CREATE TRIGGER users_never_removed BEFORE DELETE OR UPDATE OF uid ON users
     FOR EACH ROW EXECUTE FUNCTION ledger_refuse_user_removal();
 CREATE TRIGGER users_no_truncate BEFORE TRUNCATE ON users
     FOR EACH STATEMENT EXECUTE FUNCTION ledger_refuse_user_removal();
+-- Like the append-only refusals (0006), whatever session_replication_role says.
+ALTER TABLE users ENABLE ALWAYS TRIGGER users_never_removed;
+ALTER TABLE users ENABLE ALWAYS TRIGGER users_no_truncate;
 
 -- The stored tables keep their data under new names; the old names become views below.
 ALTER TABLE journal_entries RENAME TO journal_entry_rows;
 ALTER TABLE postings RENAME TO posting_rows;
 ALTER TABLE grant_events RENAME TO grant_event_rows;
+ALTER TRIGGER journal_entries_append_only ON journal_entry_rows RENAME TO journal_entry_rows_append_only;
+ALTER TRIGGER journal_entries_no_truncate ON journal_entry_rows RENAME TO journal_entry_rows_no_truncate;
+ALTER TRIGGER postings_append_only ON posting_rows RENAME TO posting_rows_append_only;
+ALTER TRIGGER postings_no_truncate ON posting_rows RENAME TO posting_rows_no_truncate;
+ALTER TRIGGER grant_events_append_only ON grant_event_rows RENAME TO grant_event_rows_append_only;
+ALTER TRIGGER grant_events_no_truncate ON grant_event_rows RENAME TO grant_event_rows_no_truncate;
 
 -- Purchases: the entry id of the purchase's own entry, domains, the new key and indexes.
 ALTER TABLE purchases ADD COLUMN entry_id bigint;
@@ -78,7 +88,7 @@ UPDATE purchases p SET entry_id = j.entry_id
 FROM journal_entry_rows j
 WHERE j.store = p.store AND j.environment = p.environment AND j.transaction_id = p.transaction_id AND j.seq = 0;
 UPDATE purchases SET entry_id = nextval('ledger_entry_ids') WHERE entry_id IS NULL;
-ALTER TABLE purchases ENABLE TRIGGER purchases_append_only;
+ALTER TABLE purchases ENABLE ALWAYS TRIGGER purchases_append_only;
 
 ALTER TABLE journal_entry_rows DROP CONSTRAINT journal_entries_store_environment_transaction_id_fkey;
 ALTER TABLE purchases DROP CONSTRAINT purchases_uid_fkey;
@@ -188,7 +198,7 @@ BEGIN
          FROM journal_entry_rows WHERE seq = 0)
     ) d;
     IF differences <> 0 THEN
-        RAISE EXCEPTION 'migration 0006: % purchase entries differ from their purchase rows', differences;
+        RAISE EXCEPTION 'migration 0007: % purchase entries differ from their purchase rows', differences;
     END IF;
     SELECT count(*) INTO differences FROM (
         (SELECT r.transaction_id, r.entry_id, r.leg, r.account, r.currency, r.amount_milli
@@ -214,7 +224,7 @@ BEGIN
          FROM posting_rows r JOIN journal_entry_rows j USING (transaction_id, entry_id) WHERE j.seq = 0)
     ) d;
     IF differences <> 0 THEN
-        RAISE EXCEPTION 'migration 0006: % purchase postings differ from their purchase rows', differences;
+        RAISE EXCEPTION 'migration 0007: % purchase postings differ from their purchase rows', differences;
     END IF;
     SELECT count(*) INTO differences FROM (
         (SELECT uid, item_kind, item_index, source, delta, store, environment, transaction_id, entry_id
@@ -232,21 +242,21 @@ BEGIN
          FROM grant_event_rows WHERE cause = 'purchase')
     ) d;
     IF differences <> 0 THEN
-        RAISE EXCEPTION 'migration 0006: % purchase grant events differ from their purchase rows', differences;
+        RAISE EXCEPTION 'migration 0007: % purchase grant events differ from their purchase rows', differences;
     END IF;
 END
 $$;
 
-ALTER TABLE posting_rows DISABLE TRIGGER postings_append_only;
-ALTER TABLE journal_entry_rows DISABLE TRIGGER journal_entries_append_only;
-ALTER TABLE grant_event_rows DISABLE TRIGGER grant_events_append_only;
+ALTER TABLE posting_rows DISABLE TRIGGER posting_rows_append_only;
+ALTER TABLE journal_entry_rows DISABLE TRIGGER journal_entry_rows_append_only;
+ALTER TABLE grant_event_rows DISABLE TRIGGER grant_event_rows_append_only;
 DELETE FROM posting_rows r USING journal_entry_rows j
 WHERE j.transaction_id = r.transaction_id AND j.entry_id = r.entry_id AND j.seq = 0;
 DELETE FROM journal_entry_rows WHERE seq = 0;
 DELETE FROM grant_event_rows WHERE cause = 'purchase';
-ALTER TABLE posting_rows ENABLE TRIGGER postings_append_only;
-ALTER TABLE journal_entry_rows ENABLE TRIGGER journal_entries_append_only;
-ALTER TABLE grant_event_rows ENABLE TRIGGER grant_events_append_only;
+ALTER TABLE posting_rows ENABLE ALWAYS TRIGGER posting_rows_append_only;
+ALTER TABLE journal_entry_rows ENABLE ALWAYS TRIGGER journal_entry_rows_append_only;
+ALTER TABLE grant_event_rows ENABLE ALWAYS TRIGGER grant_event_rows_append_only;
 
 -- What is stored from now on: only later entries, and only grant events that are not a purchase's.
 ALTER TABLE journal_entry_rows ADD CHECK (seq > 0 AND kind <> 'purchase');

@@ -18,6 +18,11 @@ enum Validation {
         }
     }
 
+    /// The largest price a purchase may carry: a trillion major units (10^15 milliunits), far above
+    /// any App Store price in any currency, and small enough that thousands of purchases still sum
+    /// within Int64 (reports check their arithmetic beyond that).
+    public static let maximumPriceMilli: Int64 = 1_000_000_000_000_000
+
     static func transaction(_ transaction: VerifiedTransaction) throws {
         try store(transaction.store, environment: transaction.environment)
         try identifier(transaction.transactionId, what: "transactionId")
@@ -29,6 +34,10 @@ enum Validation {
             break
         case (let price?, let currency?):
             guard price >= 0 else { throw LedgerError(.invalidInput, "price must not be negative") }
+            guard price <= maximumPriceMilli else {
+                throw LedgerError(
+                    .invalidInput, "price \(price) milliunits is over the ledger's bound of \(maximumPriceMilli)")
+            }
             try self.currency(currency)
         default:
             throw LedgerError(.invalidInput, "price and currency must be given together")
@@ -47,10 +56,12 @@ enum Validation {
     }
 
     static func store(_ store: VerifiedTransaction.Store, environment: StoreEnvironment) throws {
-        let storeOK = (1...32).contains(store.rawValue.utf8.count)
+        let storeOK =
+            (1...32).contains(store.rawValue.utf8.count)
             && store.rawValue.utf8.allSatisfy { (0x61...0x7A).contains($0) || $0 == 0x5F }
         guard storeOK else { throw LedgerError(.invalidInput, "store must be 1–32 of a–z and _") }
-        let environmentOK = (1...32).contains(environment.rawValue.utf8.count)
+        let environmentOK =
+            (1...32).contains(environment.rawValue.utf8.count)
             && environment.rawValue.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
         guard environmentOK else { throw LedgerError(.invalidInput, "environment must be 1–32 ASCII letters") }
         // Only the exact App Store Production environment may use the production book.

@@ -261,13 +261,13 @@ public enum LedgerInvariants {
                    OR e.store <> n.store OR e.environment <> n.environment)
             """)
 
-    /// Purchases and grants name their user without a foreign key (migration 0006 took the checks
+    /// Purchases and grants name their user without a foreign key (migration 0007 took the checks
     /// off the purchase path); users are never deleted or renamed (a trigger refuses it), and this
     /// proves no row names a user that does not exist.
     public static let noOrphans = SQLReconciliationCheck(
         name: "no_orphans",
         summary: "Every purchase and grant names a registered user, and users cannot be deleted or renamed "
-            + "(an enabled trigger refuses it).",
+            + "(a trigger enabled ALWAYS refuses it).",
         examinedWhat: "purchases and grants",
         examinedSQL: "SELECT (SELECT count(*) FROM purchases) + (SELECT count(*) FROM grants)",
         failuresSQL: """
@@ -282,23 +282,24 @@ public enum LedgerInvariants {
             WHERE NOT EXISTS (
                 SELECT 1 FROM pg_trigger tg JOIN pg_proc f ON f.oid = tg.tgfoid
                 WHERE tg.tgrelid = 'users'::regclass AND f.proname = 'ledger_refuse_user_removal'
-                  AND tg.tgenabled <> 'D' AND (tg.tgtype & op.bits) = op.bits
+                  AND tg.tgenabled = 'A' AND (tg.tgtype & op.bits) = op.bits
             )
             """)
 
     public static let appendOnlyEnforced = SQLReconciliationCheck(
         name: "append_only_enforced",
-        summary: "Every append-only ledger table has enabled triggers refusing UPDATE, DELETE and TRUNCATE.",
+        summary:
+            "Every append-only ledger table has triggers refusing UPDATE, DELETE and TRUNCATE, enabled ALWAYS (so that session_replication_role = replica cannot skip them).",
         examinedWhat: "append-only tables",
         examinedSQL: "SELECT count(*) FROM (VALUES \(appendOnlyTables.map { "('\($0)')" }.joined(separator: ", "))) t",
         failuresSQL: """
-            SELECT t.name, 'no enabled trigger refusing ' || op.name
+            SELECT t.name, 'no trigger enabled ALWAYS refusing ' || op.name
             FROM (VALUES \(appendOnlyTables.map { "('\($0)')" }.joined(separator: ", "))) AS t (name)
             CROSS JOIN (VALUES ('UPDATE', 17), ('DELETE', 9), ('TRUNCATE', 32)) AS op (name, bits)
             WHERE NOT EXISTS (
                 SELECT 1 FROM pg_trigger tg JOIN pg_proc f ON f.oid = tg.tgfoid
                 WHERE tg.tgrelid = to_regclass(t.name) AND f.proname = 'ledger_refuse_change'
-                  AND tg.tgenabled <> 'D' AND (tg.tgtype & op.bits) = op.bits
+                  AND tg.tgenabled = 'A' AND (tg.tgtype & op.bits) = op.bits
             )
             """)
 

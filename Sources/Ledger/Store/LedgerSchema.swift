@@ -7,7 +7,9 @@ public enum LedgerSchema {
         try embeddedMigrations.map { try Migration(name: $0.name, sql: $0.sql) }
     }
 
-    public static func migrator(logger: Logger = Logger(label: "shopledger.migrations")) throws -> Migrator {
-        try Migrator(migrations: migrations(), logger: logger)
+    public static func migrator(
+        lockTimeout: Duration? = nil, logger: Logger = Logger(label: "shopledger.migrations")
+    ) throws -> Migrator {
+        try Migrator(migrations: migrations(), lockTimeout: lockTimeout, logger: logger)
     }
 }

@@ -67,17 +67,23 @@ extension LedgerStore {
     ///
     /// "Says the same": the store re-signs a transaction whenever it is fetched again (a new
     /// `signedDate`, so other evidence bytes), and a client re-posting it honestly must get its
-    /// purchase back. Every recorded field but the signing time must then match.
+    /// purchase back. Every recorded field but the signing time must then match, with two allowances
+    /// for a classic receipt's entry beside Apple's signed transaction of the same purchase (the App
+    /// Store Server API prices classic purchases when it answers): a side without price or storefront
+    /// says nothing about them, and purchase times agree to the second (classic receipts carry
+    /// seconds, signed transactions milliseconds).
     func classifyExisting(_ input: PurchaseInput) async throws -> PurchaseOutcome {
         let rows = try await client.query(
             """
             SELECT p.evidence_sha256 = \(input.evidence)
                    OR (p.original_transaction_id = \(input.originalTransactionId)::text
                        AND p.product_id = \(input.productId)::text
-                       AND p.purchased_at = \(input.purchaseDate)::timestamptz
-                       AND p.price_milli IS NOT DISTINCT FROM \(input.priceMilli)::bigint
-                       AND p.currency IS NOT DISTINCT FROM \(input.currency)::text
-                       AND p.storefront IS NOT DISTINCT FROM \(input.storefront)::text
+                       AND date_trunc('second', p.purchased_at) = date_trunc('second', \(input.purchaseDate)::timestamptz)
+                       AND ((p.price_milli IS NOT DISTINCT FROM \(input.priceMilli)::bigint
+                             AND p.currency IS NOT DISTINCT FROM \(input.currency)::text)
+                            OR p.price_milli IS NULL OR \(input.priceMilli)::bigint IS NULL)
+                       AND (p.storefront IS NOT DISTINCT FROM \(input.storefront)::text
+                            OR p.storefront IS NULL OR \(input.storefront)::text IS NULL)
                        AND p.ownership = \(input.ownership)::text
                        AND p.app_account_token IS NOT DISTINCT FROM \(input.appAccountToken)::uuid) AS same_evidence,
                    \(unsafeSQL: Purchase.selectColumns)
@@ -99,7 +105,7 @@ extension LedgerStore {
     /// The one statement that records a purchase: the purchase row, the transaction's marker row and
     /// the grant. The purchase's journal entry, its postings and its grant event are derived from
     /// the purchase row (the `journal_entries`, `postings` and `grant_events` views, migration
-    /// 0006), so they cannot disagree with it and cost no writes. With `lockingTransaction` false a
+    /// 0007), so they cannot disagree with it and cost no writes. With `lockingTransaction` false a
     /// prior `store_transactions` row (a refund event came first) fails it with a unique violation;
     /// with true it locks that row instead (the slow path, inside a transaction).
     static func insertPurchase(_ input: PurchaseInput, lockingTransaction: Bool) -> PostgresQuery {

@@ -89,7 +89,7 @@ public struct LedgerStore: Sendable {
                          WHERE g.uid = u.uid AND g.item_kind = 'face' AND g.owned ORDER BY g.item_index),
                    ARRAY(SELECT g.item_index FROM grants g
                          WHERE g.uid = u.uid AND g.item_kind = 'background' AND g.owned ORDER BY g.item_index),
-                   -- ::text: an array of a domain (migration 0006) has the domain's array type.
+                   -- ::text: an array of a domain (migration 0007) has the domain's array type.
                    ARRAY(SELECT p.transaction_id::text FROM purchases p WHERE p.uid = u.uid
                          ORDER BY p.purchased_at, p.transaction_id)
             FROM users u WHERE u.uid = \(uid)::text

@@ -68,7 +68,9 @@ public struct LocalPostgres: Sendable {
     // MARK: Blocking work (run on NIO's blocking pool)
 
     private var runAsPostgres: Bool { geteuid() == 0 }
-    private var superuser: String { runAsPostgres ? "postgres" : (ProcessInfo.processInfo.environment["USER"] ?? NSUserName()) }
+    private var superuser: String {
+        runAsPostgres ? "postgres" : (ProcessInfo.processInfo.environment["USER"] ?? NSUserName())
+    }
     private var dataDirectory: String { URL(fileURLWithPath: options.dataDirectory).standardizedFileURL.path }
     private var logFile: String { dataDirectory + ".log" }
 
@@ -88,11 +90,15 @@ public struct LocalPostgres: Sendable {
         if !fileManager.fileExists(atPath: data + "/PG_VERSION") {
             try prepareDirectory(data, mode: 0o700)
             logger.info("creating a private PostgreSQL cluster", metadata: ["dataDirectory": "\(data)"])
-            try run(binaries.initdb, ["-D", data, "-U", superuser, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"],
-                    what: "initdb")
+            try run(
+                binaries.initdb,
+                ["-D", data, "-U", superuser, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"],
+                what: "initdb")
         }
         try ensurePortFree(options.port)
-        try prepareDirectory(socketDirectory, mode: 0o755)
+        // Authentication is trust: whoever reaches the socket is the superuser. 0700 keeps other local
+        // users out of the folder (its owner, the server's user, and root reach it).
+        try prepareDirectory(socketDirectory, mode: 0o700)
         if !fileManager.fileExists(atPath: logFile) { _ = fileManager.createFile(atPath: logFile, contents: nil) }
         try handToPostgres(logFile)
 
@@ -111,9 +117,13 @@ public struct LocalPostgres: Sendable {
             settings["full_page_writes"] = "off"
         }
         settings.merge(options.settings) { _, custom in custom }
-        let serverOptions = settings.sorted { $0.key < $1.key }.map { "-c \($0.key)=\($0.value)" }.joined(separator: " ")
-        logger.info("starting private PostgreSQL", metadata: ["port": "\(options.port)", "socket": "\(socketDirectory)"])
-        try run(binaries.pgCtl, ["-D", data, "-l", logFile, "-o", serverOptions, "-w", "-t", "60", "start"], what: "pg_ctl start")
+        let serverOptions = settings.sorted { $0.key < $1.key }.map { "-c \($0.key)=\($0.value)" }.joined(
+            separator: " ")
+        logger.info(
+            "starting private PostgreSQL", metadata: ["port": "\(options.port)", "socket": "\(socketDirectory)"])
+        try run(
+            binaries.pgCtl, ["-D", data, "-l", logFile, "-o", serverOptions, "-w", "-t", "60", "start"],
+            what: "pg_ctl start")
         return Running(socketDirectory: socketDirectory, port: options.port, startedHere: true, superuser: superuser)
     }
 
@@ -133,7 +143,9 @@ public struct LocalPostgres: Sendable {
         guard lines.count > 4, let port = Int(lines[3]) else { return nil }
         let socket = String(lines[4])
         logger.info("reusing the private PostgreSQL that is already running", metadata: ["port": "\(port)"])
-        return Running(socketDirectory: socket.isEmpty ? socketDirectory : socket, port: port, startedHere: false, superuser: superuser)
+        return Running(
+            socketDirectory: socket.isEmpty ? socketDirectory : socket, port: port, startedHere: false,
+            superuser: superuser)
     }
 
     private func ensurePortFree(_ port: Int) throws {
@@ -145,11 +157,14 @@ public struct LocalPostgres: Sendable {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         if bound != 0 {
             throw LocalPostgresError(
-                "port \(port) on 127.0.0.1 is taken by another program; choose another port (--db-port / SHOPLEDGER_DB_PORT) or stop that program")
+                "port \(port) on 127.0.0.1 is taken by another program; choose another port (--db-port / SHOPLEDGER_DB_PORT) or stop that program"
+            )
         }
     }
 
@@ -164,7 +179,8 @@ public struct LocalPostgres: Sendable {
     private func handToPostgres(_ path: String) throws {
         guard runAsPostgres else { return }
         guard let user = getpwnam("postgres") else {
-            throw LocalPostgresError("running as root needs the 'postgres' OS user (it comes with the postgresql package)")
+            throw LocalPostgresError(
+                "running as root needs the 'postgres' OS user (it comes with the postgresql package)")
         }
         guard chown(path, user.pointee.pw_uid, user.pointee.pw_gid) == 0 else {
             throw LocalPostgresError("cannot hand \(path) to the postgres user: \(String(cString: strerror(errno)))")
@@ -183,14 +199,16 @@ public struct LocalPostgres: Sendable {
     /// Runs a PostgreSQL binary (as the postgres user when root), failing with its output.
     @discardableResult
     private func run(_ executable: String, _ arguments: [String], what: String) throws -> String {
-        let outcome = runAsPostgres
+        let outcome =
+            runAsPostgres
             ? try ChildProcess.run(Binaries.runuser, ["-u", "postgres", "--", executable] + arguments)
             : try ChildProcess.run(executable, arguments)
         let text = outcome.output
         guard outcome.status == 0 else {
             var message = "\(what) failed (exit \(outcome.status)): \(text.trimmingTrailingNewlines())"
             if what == "pg_ctl start", let log = try? String(contentsOfFile: logFile, encoding: .utf8) {
-                message += "\nlast lines of \(logFile):\n" + log.split(separator: "\n").suffix(8).joined(separator: "\n")
+                message +=
+                    "\nlast lines of \(logFile):\n" + log.split(separator: "\n").suffix(8).joined(separator: "\n")
             }
             throw LocalPostgresError(message)
         }
@@ -225,7 +243,8 @@ struct Binaries: Sendable {
         for folder in LocalPostgres.toolFolders() {
             let initdb = folder + "/initdb"
             let pgCtl = folder + "/pg_ctl"
-            if FileManager.default.isExecutableFile(atPath: initdb), FileManager.default.isExecutableFile(atPath: pgCtl) {
+            if FileManager.default.isExecutableFile(atPath: initdb), FileManager.default.isExecutableFile(atPath: pgCtl)
+            {
                 return Binaries(initdb: initdb, pgCtl: pgCtl)
             }
         }

@@ -15,7 +15,8 @@ struct RevenueAggregator: Sendable {
     }
 
     /// Units, amounts and grants per period from `entries`.
-    func accumulate(_ entries: [EntryGroup]) -> [Int: Accumulation] {
+    /// - Throws: `ReportError(.overflow)` when an amount does not fit in Int64.
+    func accumulate(_ entries: [EntryGroup]) throws(ReportError) -> [Int: Accumulation] {
         var periods: [Int: Accumulation] = [:]
         for group in entries {
             var accumulation = periods[group.period] ?? Accumulation()
@@ -46,16 +47,16 @@ struct RevenueAggregator: Sendable {
             switch group.entryKind {
             case .purchase:
                 figures.purchases = group.count
-                figures.grossMilli = count * price
-                figures.commissionMilli = count * unitCommission
+                figures.grossMilli = try RevenueFigures.product(count, price)
+                figures.commissionMilli = try RevenueFigures.product(count, unitCommission)
             case .refund:
                 figures.refunds = group.count
-                figures.refundedMilli = count * price
-                figures.commissionMilli = -count * unitCommission
+                figures.refundedMilli = try RevenueFigures.product(count, price)
+                figures.commissionMilli = try RevenueFigures.product(-count, unitCommission)
             case .refundReversal:
                 figures.reversals = group.count
-                figures.reversedMilli = count * price
-                figures.commissionMilli = count * unitCommission
+                figures.reversedMilli = try RevenueFigures.product(count, price)
+                figures.commissionMilli = try RevenueFigures.product(count, unitCommission)
             case .familyRevoke:
                 continue  // a family revoke of a bought purchase does not happen; nothing to count
             }
@@ -65,7 +66,7 @@ struct RevenueAggregator: Sendable {
                 itemKey, RevenueLineKey(book: group.book, currency: currency, kind: group.item.kind),
                 RevenueLineKey(book: group.book, currency: currency),
             ] {
-                accumulation.lines[key, default: RevenueFigures()].addAmounts(of: figures)
+                try accumulation.lines[key, default: RevenueFigures()].addAmounts(of: figures)
             }
         }
         return periods
@@ -98,8 +99,12 @@ struct RevenueAggregator: Sendable {
     }
 
     /// The figures of each period, in order.
-    func figures(periods: [ReportPeriod], entries: [EntryGroup], buyers: [BuyerGroup]) -> [PeriodFigures] {
-        var accumulated = accumulate(entries)
+    func figures(
+        periods: [ReportPeriod], entries: [EntryGroup], buyers: [BuyerGroup]
+    ) throws(ReportError)
+        -> [PeriodFigures]
+    {
+        var accumulated = try accumulate(entries)
         addBuyers(buyers, to: &accumulated)
         return periods.enumerated().map { offset, period in
             var figures = PeriodFigures(period: period)

@@ -33,14 +33,34 @@ public struct RevenueFigures: Sendable, Hashable {
     public var isEmpty: Bool { purchases == 0 && refunds == 0 && reversals == 0 && buyers == 0 }
 
     /// Adds the additive figures (units and amounts) of `other`; buyers are left alone.
-    mutating func addAmounts(of other: RevenueFigures) {
+    /// Adds `other`'s units and amounts; fails instead of trapping when an amount overflows Int64.
+    mutating func addAmounts(of other: RevenueFigures) throws(ReportError) {
         purchases += other.purchases
-        grossMilli += other.grossMilli
+        grossMilli = try Self.sum(grossMilli, other.grossMilli)
         refunds += other.refunds
-        refundedMilli += other.refundedMilli
+        refundedMilli = try Self.sum(refundedMilli, other.refundedMilli)
         reversals += other.reversals
-        reversedMilli += other.reversedMilli
-        commissionMilli += other.commissionMilli
+        reversedMilli = try Self.sum(reversedMilli, other.reversedMilli)
+        commissionMilli = try Self.sum(commissionMilli, other.commissionMilli)
+    }
+
+    static func sum(_ a: Int64, _ b: Int64) throws(ReportError) -> Int64 {
+        let (value, overflow) = a.addingReportingOverflow(b)
+        guard !overflow else { throw overflowError }
+        return value
+    }
+
+    static func product(_ a: Int64, _ b: Int64) throws(ReportError) -> Int64 {
+        let (value, overflow) = a.multipliedReportingOverflow(by: b)
+        guard !overflow else { throw overflowError }
+        return value
+    }
+
+    static var overflowError: ReportError {
+        ReportError(
+            .overflow,
+            "a report figure overflows 64-bit milliunits (over 9.2 quadrillion units of a currency): the ledger holds "
+                + "prices no store sends; check the purchases' prices")
     }
 }
 

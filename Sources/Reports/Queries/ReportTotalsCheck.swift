@@ -32,7 +32,7 @@ public struct ReportTotalsCheck: ReconciliationCheck {
     public func run(on connection: PostgresConnection, failureLimit: Int) async throws -> ReconciliationCheckResult {
         let entries = try await RevenueQueries.entryGroups(window, on: connection)
         // The commission rate does not touch revenue or refunds; any rate gives the same amounts.
-        let periods = RevenueAggregator(commission: .standard).accumulate(entries)
+        let periods = try RevenueAggregator(commission: .standard).accumulate(entries)
         var expected: [AccountCurrency: Int64] = [:]
         for accumulation in periods.values {
             for (key, figures) in accumulation.lines where key.level == .kind {

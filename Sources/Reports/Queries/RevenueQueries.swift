@@ -208,7 +208,7 @@ enum RevenueQueries {
 
     /// When the newest journal entry was recorded, `YYYY-MM-DD HH:MM:SS` UTC; nil for an empty
     /// ledger. One step down `purchases_by_recorded_at` and `journal_entry_rows_by_recorded_at`
-    /// (the `journal_entries` view is both, migration 0006).
+    /// (the `journal_entries` view is both, migration 0007).
     static func dataAsOf(on connection: PostgresConnection) async throws -> String? {
         try await connection.query(
             "SELECT to_char(max(recorded_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') FROM journal_entries"

@@ -121,7 +121,7 @@ public struct RevenueReporter: Sendable {
         let window = ReportWindow(timeZone: options.timeZone, periods: periods)
         let entries = try await RevenueQueries.entryGroups(window, on: connection)
         let buyers = try await RevenueQueries.buyerGroups(window, on: connection)
-        return RevenueAggregator(commission: options.commission).figures(
+        return try RevenueAggregator(commission: options.commission).figures(
             periods: periods, entries: entries, buyers: buyers)
     }
 

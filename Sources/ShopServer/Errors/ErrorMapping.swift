@@ -1,3 +1,5 @@
+import AppStoreServerAPI
+import Foundation
 import HTTPTypes
 import Hummingbird
 import Ledger
@@ -33,6 +35,12 @@ enum ErrorMapping {
             default:
                 return APIError(.unprocessableContent, code: error.code.rawValue, message: error.message)
             }
+        case is AppStoreAPINotConfigured:
+            return APIError(
+                .notImplemented, code: "app_store_api_not_configured",
+                message: "the App Store Server API is not configured on this server")
+        case let error as AppStoreServerAPIError:
+            return appStoreError(error, logger: logger)
         case let error as ReceiptRefusal:
             return APIError(.unprocessableContent, code: error.reason.rawValue, message: error.message)
         case is RequestTimeoutError, is CancellationError:
@@ -71,6 +79,34 @@ enum ErrorMapping {
         default:
             let api = apiError(for: error, logger: logger)
             return SeSACReply(.internalServerError, "server error: \(api.code)")
+        }
+    }
+
+    /// Apple's answers: an unknown transaction is 404, a bad id 400; Apple being slow, down or rate
+    /// limiting is 503 (try again); anything that did not verify, or otherwise went wrong there, 502.
+    static func appStoreError(_ error: AppStoreServerAPIError, logger: Logger) -> APIError {
+        switch error.code {
+        case _ where error.isNotFound:
+            return APIError(
+                .notFound, code: "transaction_not_found", message: "the App Store does not know this transaction")
+        case .invalidInput:
+            return APIError(.badRequest, code: "invalid_transaction_id", message: error.message)
+        case .apiError where error.apiErrorCode == AppStoreServerAPIError.APIErrorCode.invalidTransactionId:
+            return APIError(
+                .badRequest, code: "invalid_transaction_id",
+                message: "the App Store says this transaction id is invalid")
+        case .rateLimited, .timeout, .transport:
+            logger.warning("App Store Server API unavailable", metadata: ["error": "\(error)"])
+            var headers: HTTPFields = [:]
+            if let retryAt = error.retryAt {
+                headers[.retryAfter] = "\(max(1, Int(retryAt.timeIntervalSinceNow.rounded(.up))))"
+            }
+            return APIError(
+                .serviceUnavailable, code: "app_store_unavailable",
+                message: "the App Store Server API did not answer in time; try again", headers: headers)
+        default:
+            logger.error("App Store Server API call failed", metadata: ["error": "\(error)"])
+            return APIError(.badGateway, code: "app_store_error", message: "the App Store Server API call failed")
         }
     }
 

@@ -1,3 +1,4 @@
+import AppStoreServerAPI
 import Ledger
 import Logging
 import Receipts
@@ -18,6 +19,10 @@ struct PurchaseDesk: Sendable {
     let prover: any PurchaseProver
     let ledger: LedgerStore
     let metrics: ShopMetrics
+    /// Prices classic receipts' entries (which carry no price) with Apple's signed transaction; nil when
+    /// the App Store Server API is not configured, and they are recorded unpriced.
+    var appStore: AppStoreServerAPIClient? = nil
+    var logger = Logger(label: "shopledger.purchases")
 
     /// What became of one in-app entry of a receipt recorded with ``purchaseEach(receipt:for:)``.
     struct EntryOutcome: Sendable {
@@ -55,7 +60,7 @@ struct PurchaseDesk: Sendable {
                 result = .failure(EntryRefusal(code: refusal.reason.rawValue, message: refusal.message))
             } else {
                 do {
-                    result = .success(try await record(transaction, for: uid))
+                    result = .success(try await record(await priced(transaction), for: uid))
                 } catch let error as LedgerError
                     where error.code == .unknownProduct || error.code == .accountTokenMismatch
                 {
@@ -86,11 +91,40 @@ struct PurchaseDesk: Sendable {
             metrics.recordRefusal(error.reason.rawValue)
             throw error
         }
-        return try await record(transaction, for: uid)
+        return try await record(await priced(transaction), for: uid)
     }
 
-    /// Records a proven transaction, counting the outcome.
-    private func record(_ transaction: VerifiedTransaction, for uid: String) async throws -> PurchaseOutcome {
+    /// Apple's signed transaction for an unpriced App Store transaction (a classic receipt's entry),
+    /// from the transaction history of its original transaction id, verified by the same prover:
+    /// recorded with Apple's price, currency and storefront. When the API is not configured, does not
+    /// answer, or does not list the same purchase, the offline transaction is recorded unpriced.
+    func priced(_ transaction: VerifiedTransaction) async -> VerifiedTransaction {
+        guard let appStore, transaction.store == .appStore, transaction.priceMilli == nil else { return transaction }
+        do {
+            let history = try await appStore.transactionHistory(
+                transaction.originalTransactionId, in: transaction.environment)
+            guard
+                let signed = history.transactions.first(where: { $0.transactionId == transaction.transactionId }),
+                signed.productId == transaction.productId, signed.bundleId == transaction.bundleId,
+                signed.environment == transaction.environment, signed.priceMilli != nil
+            else {
+                logger.warning(
+                    "the App Store's history does not price this transaction; recording it unpriced",
+                    metadata: ["transaction": "\(transaction.transactionId)"])
+                return transaction
+            }
+            return signed
+        } catch {
+            logger.warning(
+                "could not price a classic receipt's entry through the App Store Server API; recording it unpriced",
+                metadata: ["transaction": "\(transaction.transactionId)", "error": "\(error)"])
+            return transaction
+        }
+    }
+
+    /// Records a proven transaction (here, or by the App Store Server API client, which verifies with the
+    /// same prover) for `uid`, counting the outcome.
+    func record(_ transaction: VerifiedTransaction, for uid: String) async throws -> PurchaseOutcome {
         do {
             let outcome = try await ledger.recordPurchase(transaction, for: uid)
             switch outcome {

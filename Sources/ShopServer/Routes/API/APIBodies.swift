@@ -170,4 +170,48 @@ enum APIBodies {
         let owned: Me.Owned
         let purchases: [PurchaseBody]
     }
+
+    /// `POST /api/v1/purchases/restore` body.
+    struct RestoreRequest: Decodable, Sendable {
+        let transactionId: String?
+    }
+
+    /// What restoring did with one transaction of the history.
+    struct RestoreOutcome: Encodable, Sendable {
+        let transactionId: String
+        let productId: String
+        /// `recorded`, `duplicate`, `conflict` (recorded for another user, or with other evidence) or
+        /// `refused` (the product is not in the catalog, or the appAccountToken is not the caller's).
+        let outcome: String
+        let code: String?
+        let purchase: PurchaseBody?
+
+        init(_ transaction: VerifiedTransaction, _ outcome: String, code: String? = nil, purchase: Purchase? = nil) {
+            transactionId = transaction.transactionId
+            productId = transaction.productId
+            self.outcome = outcome
+            self.code = code
+            self.purchase = purchase.map(PurchaseBody.init)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(transactionId, forKey: .transactionId)
+            try container.encode(productId, forKey: .productId)
+            try container.encode(outcome, forKey: .outcome)
+            try container.encode(code, forKey: .code)
+            try container.encode(purchase, forKey: .purchase)
+        }
+
+        enum CodingKeys: String, CodingKey { case transactionId, productId, outcome, code, purchase }
+    }
+
+    /// `POST /api/v1/purchases/restore` 200.
+    struct RestoreResult: ResponseEncodable, Sendable {
+        /// The environment whose history answered (`Production` or `Sandbox`).
+        let environment: String
+        let results: [RestoreOutcome]
+        /// Authentic transactions of product types the shop does not sell, not recorded.
+        let skipped: Int
+    }
 }

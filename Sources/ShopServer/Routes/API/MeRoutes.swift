@@ -21,14 +21,17 @@ struct MeRoutes {
         var profile = try UserProfile(json: "{}")
         if request.headers[.contentLength].map({ $0 != "0" }) ?? false || request.headers[.transferEncoding] != nil {
             do {
-                profile = try UserProfile(json: try await body.jsonText(of: request))
+                let text = try await body.jsonText(of: request)
+                profile = try UserProfile(json: text)
+                try ProfileRules.check(text)
             } catch let error as LedgerError {
                 throw InputError("invalid_json", error.message)
             }
         }
         let outcome = try await ledger.register(uid: uid, profile: profile)
         return EditedResponse(
-            status: outcome == .registered ? .created : .ok, response: APIBodies.Me(try await ledger.inventory(of: uid)))
+            status: outcome == .registered ? .created : .ok, response: APIBodies.Me(try await ledger.inventory(of: uid))
+        )
     }
 
     func me(_ request: Request) async throws -> APIBodies.Me {

@@ -29,7 +29,10 @@ struct NotificationRoutes {
             metrics.recordNotification(type: "unknown", outcome: "refused")
             throw APIError(.badRequest, code: error.reason.rawValue, message: error.message)
         }
-        let type = notification.notificationType.rawValue
+        // A signed notification may carry any type string: only the shop's own become label values.
+        let type =
+            VerifiedNotification.NotificationType.recognised.contains(notification.notificationType)
+            ? notification.notificationType.rawValue : "other"
         let storage: NotificationStorage
         do {
             storage = try await ledger.storeNotification(notification, signedPayload: input.signedPayload)

@@ -20,7 +20,8 @@ struct SeSACUserRoutes {
         let uid = try authenticator.uid(fromSeSACHeaders: request.headers)
         let form = try SignUpForm(try await body.form(of: request))
         guard form.hasUsableNick else {
-            return SeSACReply(.init(code: 202), "the nickname must be 1–\(SignUpForm.nickLength.upperBound) characters")
+            return SeSACReply(
+                .init(code: 202), "the nickname must be 1–\(SignUpForm.nickLength.upperBound) visible characters")
         }
         switch try await ledger.register(uid: uid, profile: try UserProfile(encoding: form)) {
         case .registered: return SeSACReply(.ok, "registered")

@@ -25,8 +25,9 @@ struct SignUpForm: Codable, Sendable, Equatable {
         self.email = email
         gender = try form.requiredInteger("gender")
 
-        guard phoneNumber.utf8.count <= 20, phoneNumber.utf8.allSatisfy({ $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) })
-        else { throw InputError("invalid_field", "phoneNumber must be up to 20 digits, + and -") }
+        guard Self.isValidPhoneNumber(phoneNumber) else {
+            throw InputError("invalid_field", "phoneNumber must be up to 20 digits, + and -")
+        }
         guard FCMtoken.utf8.count <= 4096, !Self.hasControlCharacters(FCMtoken) else {
             throw InputError("invalid_field", "FCMtoken must be at most 4096 bytes without control characters")
         }
@@ -39,10 +40,46 @@ struct SignUpForm: Codable, Sendable, Equatable {
         guard (-1...1).contains(gender) else { throw InputError("invalid_field", "gender must be -1, 0 or 1") }
     }
 
-    /// A nickname of 1–10 characters, not blank, without control characters.
-    var hasUsableNick: Bool {
-        Self.nickLength.contains(nick.count) && !nick.allSatisfy(\.isWhitespace) && !Self.hasControlCharacters(nick)
+    /// The most UTF-8 bytes a nickname may take: ten characters of four bytes each. Characters are
+    /// graphemes, and one grapheme may hold any number of combining marks.
+    static let nickMaximumBytes = 40
+
+    /// A nickname of 1–10 characters and at most 40 bytes, not blank, without control characters,
+    /// and visible: no invisible (default-ignorable, e.g. U+200B, U+3164 HANGUL FILLER, U+FEFF) or
+    /// bidi-control (U+202A–U+202E, U+2066–U+2069) scalars, but for the joiner and variation selector
+    /// inside emoji sequences.
+    var hasUsableNick: Bool { Self.isUsableNick(nick) }
+
+    static func isUsableNick(_ nick: String) -> Bool {
+        nickLength.contains(nick.count) && nick.utf8.count <= nickMaximumBytes
+            && !nick.allSatisfy(\.isWhitespace) && !hasControlCharacters(nick) && isVisible(nick)
     }
+
+    static func isValidPhoneNumber(_ phoneNumber: String) -> Bool {
+        phoneNumber.utf8.count <= 20
+            && phoneNumber.utf8.allSatisfy {
+                $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0)
+            }
+    }
+
+    static func isVisible(_ text: String) -> Bool {
+        text.allSatisfy { character in
+            let scalars = character.unicodeScalars
+            let isEmojiSequence = scalars.contains { scalar in scalar.value > 0x7F && scalar.properties.isEmoji }
+            return scalars.allSatisfy { scalar in
+                let properties = scalar.properties
+                if properties.isBidiControl { return false }
+                guard properties.isDefaultIgnorableCodePoint || Self.invisibleLetters.contains(scalar.value) else {
+                    return true
+                }
+                // ZWJ and VS16 hold emoji sequences together (👨‍👩‍👧, ❤️); elsewhere they hide.
+                return isEmojiSequence && (scalar.value == 0x200D || scalar.value == 0xFE0F)
+            }
+        }
+    }
+
+    /// Letters that render as nothing though not default-ignorable: the Hangul fillers.
+    static let invisibleLetters: Set<UInt32> = [0x115F, 0x1160, 0x3164, 0xFFA0]
 
     static func hasControlCharacters(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.properties.generalCategory == .control }

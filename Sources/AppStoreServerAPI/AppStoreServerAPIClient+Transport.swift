@@ -1,0 +1,153 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import Receipts
+
+extension AppStoreServerAPIClient {
+    /// One call: waits for the endpoint's rate limit, sends with a bearer token, retries 429 / 5xx /
+    /// no answer, and decodes the 2xx body as `Response` or an error body into ``AppStoreServerAPIError``.
+    func send<Response: Decodable>(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
+        endpoint: RateLimits.Endpoint, environment: StoreEnvironment, as type: Response.Type
+    ) async throws -> Response {
+        let url = configuration.baseURL(for: environment) + path + Self.queryString(query)
+        let sandbox = environment == .sandbox
+        var logger = self.logger
+        logger[metadataKey: "endpoint"] = "\(endpoint.rawValue)"
+        logger[metadataKey: "environment"] = "\(environment)"
+        var renewedToken = false
+        var attempt = 1
+        while true {
+            try await limiter.acquire(endpoint, sandbox: sandbox)
+            let token = try await signer.token()
+            var request = HTTPClientRequest(url: url)
+            request.method = method
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            request.headers.add(name: "Accept", value: "application/json")
+            request.headers.add(name: "User-Agent", value: "ShopLedger")
+            if let body {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(bytes: body))
+            }
+
+            let failure: AppStoreServerAPIError
+            var waitHint: Duration?
+            do {
+                let (status, headers, bytes) = try await exchange(request)
+                if (200..<300).contains(status) {
+                    do {
+                        return try JSONDecoder().decode(Response.self, from: bytes)
+                    } catch {
+                        throw AppStoreServerAPIError(
+                            .unexpectedResponse, "\(endpoint.rawValue) answered \(status) with a body of another shape",
+                            httpStatus: status)
+                    }
+                }
+                let apiError = Self.apiError(status: status, body: bytes)
+                logger.debug("App Store Server API error", metadata: ["status": "\(status)", "attempt": "\(attempt)"])
+                switch status {
+                case 401 where !renewedToken:
+                    // A token Apple no longer takes (clock skew, rotated key): sign a new one, once.
+                    renewedToken = true
+                    await signer.discard()
+                    continue
+                case 429:
+                    var limited = apiError
+                    limited.code = .rateLimited
+                    if let retryAt = Self.retryAfter(headers) {
+                        limited.retryAt = retryAt
+                        let wait = Duration.seconds(max(0, retryAt.timeIntervalSinceNow))
+                        guard wait <= configuration.maxRetryWait else {
+                            limited.message = "Apple asks to wait until \(retryAt), longer than the configured wait"
+                            throw limited
+                        }
+                        waitHint = wait
+                    }
+                    failure = limited
+                case 500...599:
+                    failure = apiError
+                    if let retryAt = Self.retryAfter(headers) {
+                        waitHint = .seconds(max(0, retryAt.timeIntervalSinceNow))
+                    }
+                default:
+                    throw apiError
+                }
+            } catch let error as AppStoreServerAPIError {
+                throw error
+            } catch let error as HTTPClientError
+                where [.deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout].contains(error)
+            {
+                failure = AppStoreServerAPIError(.timeout, "\(endpoint.rawValue) did not answer in time")
+            } catch is ExchangeTimeout {
+                failure = AppStoreServerAPIError(.timeout, "\(endpoint.rawValue) did not answer in time")
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                try Task.checkCancellation()
+                failure = AppStoreServerAPIError(.transport, "\(endpoint.rawValue): \(error)")
+            }
+
+            guard attempt < configuration.maxAttempts else { throw failure }
+            let backoff = configuration.initialBackoff * (1 << min(attempt - 1, 10))
+            let wait = min(waitHint ?? backoff, configuration.maxRetryWait)
+            logger.notice(
+                "App Store Server API call failed; retrying",
+                metadata: ["attempt": "\(attempt)", "wait": "\(wait)", "error": "\(failure)"])
+            try await Task.sleep(for: wait)
+            attempt += 1
+        }
+    }
+
+    /// Sends `request` and reads the whole answer within the request timeout.
+    private func exchange(_ request: HTTPClientRequest) async throws -> (Int, HTTPHeaders, Data) {
+        let timeout = configuration.requestTimeout
+        return try await withThrowingTaskGroup(of: (Int, HTTPHeaders, Data)?.self) { group in
+            group.addTask {
+                let nanoseconds = Int64(timeout.seconds * 1e9)
+                let response = try await httpClient.execute(
+                    request, deadline: .now() + .nanoseconds(nanoseconds), logger: nil)
+                let body = try await response.body.collect(upTo: Self.maxResponseBytes)
+                return (Int(response.status.code), response.headers, Data(body.readableBytesView))
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let answer = first else { throw ExchangeTimeout() }
+            return answer
+        }
+    }
+
+    /// `{errorCode, errorMessage}` (or just the status) as the client's error.
+    static func apiError(status: Int, body: Data) -> AppStoreServerAPIError {
+        let decoded = try? JSONDecoder().decode(Wire.ErrorBody.self, from: body)
+        let message = decoded?.errorMessage.map { String($0.prefix(200)) } ?? "HTTP \(status)"
+        return AppStoreServerAPIError(.apiError, message, httpStatus: status, apiErrorCode: decoded?.errorCode)
+    }
+
+    /// Apple's `Retry-After`: a UNIX time in milliseconds. A small number is read as seconds from now
+    /// (the HTTP meaning), so a proxy that rewrites it still works.
+    static func retryAfter(_ headers: HTTPHeaders) -> Date? {
+        guard let text = headers.first(name: "Retry-After")?.trimmingCharacters(in: .whitespaces),
+            let value = Int64(text), value >= 0
+        else { return nil }
+        if value > 1_000_000_000_000 { return Date(timeIntervalSince1970: TimeInterval(value) / 1000) }
+        return Date(timeIntervalSinceNow: TimeInterval(value))
+    }
+
+    static func queryString(_ query: [(String, String)]) -> String {
+        guard !query.isEmpty else { return "" }
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return "?"
+            + query.map { name, value in
+                name + "=" + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")
+            }.joined(separator: "&")
+    }
+}
+
+/// The request timeout ran out before the whole answer was read.
+private struct ExchangeTimeout: Error {}

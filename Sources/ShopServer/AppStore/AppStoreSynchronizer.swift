@@ -1,0 +1,141 @@
+import AppStoreServerAPI
+import Foundation
+import Ledger
+import Logging
+import Receipts
+
+/// Catches up with what Apple knows and the ledger missed: notifications Apple sent while we were
+/// down (Get Notification History → the notification inbox, deduplicated on `notificationUUID`, then
+/// applied), and refunds of purchases still live here (Get Refund History → refund events).
+///
+/// Idempotent: a notification is stored once whoever brings it (the live endpoint or a sync), and a
+/// refund found in the history is recorded under an id derived from the transaction and its
+/// revocation date, so a second sync finds it recorded and changes nothing.
+public struct AppStoreSynchronizer: Sendable {
+    /// What one sync did.
+    public struct Report: Sendable, Hashable, CustomStringConvertible {
+        /// Notifications in Apple's history for the period.
+        public var notificationsSeen = 0
+        /// Of those, stored now (the others were in the inbox already).
+        public var notificationsStored = 0
+        /// Refunds, reversals and revokes from notifications that changed or parked a purchase now.
+        public var notificationEventsApplied = 0
+        /// Customers (user and environment) whose refund history was asked for.
+        public var customersChecked = 0
+        /// Refunded transactions Apple listed for them.
+        public var refundsSeen = 0
+        /// Refunds of live purchases recorded now.
+        public var refundsApplied = 0
+        /// Steps that failed (logged); the next sync tries them again.
+        public var failures = 0
+
+        public var description: String {
+            "notifications: \(notificationsSeen) seen, \(notificationsStored) new, \(notificationEventsApplied) applied; "
+                + "refund history: \(customersChecked) customers, \(refundsSeen) refunds seen, \(refundsApplied) applied; "
+                + "\(failures) failures"
+        }
+    }
+
+    let api: AppStoreServerAPIClient
+    let ledger: LedgerStore
+    let logger: Logger
+
+    public init(api: AppStoreServerAPIClient, ledger: LedgerStore, logger: Logger) {
+        self.api = api
+        self.ledger = ledger
+        self.logger = logger
+    }
+
+    /// Notification history from `since` to now (production and the sandbox, or the sandbox alone), then
+    /// refund history for every live purchase's customer, in the purchase's environment.
+    ///
+    /// - Throws: ``AppStoreServerAPIError`` when the notification history cannot be fetched (nothing of
+    ///   it is stored unverified); refund-history failures per customer are counted and logged.
+    public func sync(since: Date, until: Date = Date()) async throws -> Report {
+        var report = Report()
+        try await syncNotifications(since: since, until: until, into: &report)
+        try await syncRefunds(into: &report)
+        return report
+    }
+
+    func syncNotifications(since: Date, until: Date, into report: inout Report) async throws {
+        var entries: [NotificationHistoryEntry] = []
+        for environment in api.notificationEnvironments {
+            entries += try await api.notificationHistory(from: since, to: until, in: environment)
+        }
+        report.notificationsSeen += entries.count
+        for entry in entries {
+            try Task.checkCancellation()
+            let uuid = entry.notification.notificationUUID
+            do {
+                if try await ledger.storeNotification(entry.notification, signedPayload: entry.signedPayload) == .stored
+                {
+                    report.notificationsStored += 1
+                }
+                switch try await ledger.applyNotification(uuid) {
+                case .applied?, .parked?: report.notificationEventsApplied += 1
+                case .conflict?:
+                    report.failures += 1
+                    logger.warning(
+                        "notification's refund event conflicts with a recorded one",
+                        metadata: ["notification": "\(uuid)"])
+                case .duplicate?, nil: break
+                }
+            } catch {
+                report.failures += 1
+                logger.warning(
+                    "could not store or apply a notification from Apple's history",
+                    metadata: ["notification": "\(uuid)", "error": "\(error)"])
+            }
+        }
+    }
+
+    func syncRefunds(into report: inout Report) async throws {
+        for anchor in try await ledger.refundCheckAnchors() {
+            try Task.checkCancellation()
+            report.customersChecked += 1
+            let refunds: VerifiedTransactions
+            do {
+                refunds = try await api.refundHistory(anchor.transactionId, in: anchor.environment)
+            } catch let error as AppStoreServerAPIError {
+                report.failures += 1
+                logger.warning(
+                    "could not fetch refund history",
+                    metadata: ["transaction": "\(anchor.transactionId)", "error": "\(error)"])
+                continue
+            }
+            report.refundsSeen += refunds.transactions.count
+            for transaction in refunds.transactions {
+                guard let event = Self.refundEvent(for: transaction) else { continue }
+                do {
+                    // Only purchases recorded here and still live: the others need nothing, or are not ours.
+                    let state = try await ledger.purchaseState(
+                        store: transaction.store, environment: transaction.environment,
+                        transactionId: transaction.transactionId)
+                    guard state == .live else { continue }
+                    if case .applied = try await ledger.recordRefundEvent(event) { report.refundsApplied += 1 }
+                } catch {
+                    report.failures += 1
+                    logger.warning(
+                        "could not record a refund from Apple's refund history",
+                        metadata: ["transaction": "\(transaction.transactionId)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// The refund event a refunded transaction in Apple's refund history stands for: signed at its
+    /// revocation date, identified by transaction and revocation date (stable across syncs).
+    static func refundEvent(for transaction: VerifiedTransaction) -> RefundEvent? {
+        guard let revoked = transaction.revocationDate else { return nil }
+        let kind: RefundEvent.Kind = transaction.revocationType == "FAMILY_REVOKE" ? .familyRevoke : .refund
+        let milliseconds = Int64((revoked.timeIntervalSince1970 * 1000).rounded())
+        return RefundEvent(
+            sourceEventId:
+                "refund-history:\(transaction.environment.rawValue):\(transaction.transactionId):\(milliseconds)",
+            kind: kind, store: transaction.store, environment: transaction.environment,
+            transactionId: transaction.transactionId, signedDate: revoked,
+            revocationReason: transaction.revocationReason,
+            evidenceSHA256: transaction.evidenceSHA256)
+    }
+}

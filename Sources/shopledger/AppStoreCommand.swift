@@ -1,0 +1,156 @@
+import AppStoreServerAPI
+import ArgumentParser
+import Foundation
+import Ledger
+import Logging
+import Receipts
+import ShopServer
+
+/// `shopledger appstore ...`: the App Store Server API from the command line.
+struct AppStoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "appstore",
+        abstract:
+            "Ask Apple's App Store Server API: sync notifications and refunds, look up orders, test notifications.",
+        subcommands: [AppStoreSyncCommand.self, AppStoreLookupOrderCommand.self, AppStoreTestNotificationCommand.self])
+}
+
+extension ServerOptions {
+    /// The App Store Server API client these settings describe; a clear error when it is not configured.
+    func appStoreClient(logger: Logger) throws -> AppStoreServerAPIClient {
+        let configuration = try configuration()
+        guard let settings = configuration.appStoreAPI else {
+            throw ValidationError(
+                "the App Store Server API is not configured: set --app-store-key-file, --app-store-key-id and "
+                    + "--app-store-issuer-id (or SHOPLEDGER_APP_STORE_KEY_FILE, _KEY_ID, _ISSUER_ID)")
+        }
+        let verifier: ReceiptVerifier
+        do {
+            verifier = try ReceiptVerifier(configuration: configuration.receipts)
+        } catch {
+            throw ValidationError("receipts: \(error)")
+        }
+        return try AppStoreServerAPIClient(configuration: settings, prover: verifier, logger: logger)
+    }
+}
+
+/// A point in time on the command line: `YYYY-MM-DD` (midnight UTC) or an ISO 8601 date and time.
+struct TimeArgument: ExpressibleByArgument {
+    let date: Date
+
+    init?(argument: String) {
+        let full = ISO8601DateFormatter()
+        let day = ISO8601DateFormatter()
+        day.formatOptions = [.withFullDate]
+        guard let date = full.date(from: argument) ?? day.date(from: argument) else { return nil }
+        self.date = date
+    }
+}
+
+struct AppStoreSyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Store and apply notifications Apple sent since a date, and record refunds of purchases still live.",
+        discussion: """
+            Get Notification History → the notification inbox (deduplicated on notificationUUID, so running it \
+            twice, or beside live notifications, applies each once), then Get Refund History for every user with \
+            a live App Store purchase → refunds recorded. Apple keeps about 180 days of notification history.
+            """)
+
+    @Option(help: "Start of the notification history: YYYY-MM-DD (UTC) or an ISO 8601 time.")
+    var since: TimeArgument
+
+    @Option(help: "End of the notification history (default: now).")
+    var until: TimeArgument?
+
+    @OptionGroup var server: ServerOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let logger = CommandLogging.logger()
+        let api = try server.appStoreClient(logger: logger)
+        try await database.withClient(schema: .requireCurrent, logger: logger) { client in
+            let synchronizer = AppStoreSynchronizer(
+                api: api, ledger: LedgerStore(client: client, logger: logger), logger: logger)
+            let report = try await synchronizer.sync(since: since.date, until: until?.date ?? Date())
+            print(report)
+            if report.failures > 0 { throw ExitCode(1) }
+        }
+    }
+}
+
+struct AppStoreLookupOrderCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lookup-order",
+        abstract: "Look up an order id from a customer's App Store receipt email (support).")
+
+    @Argument(help: "The order id, e.g. MQ5LXY2K3P.")
+    var orderId: String
+
+    @OptionGroup var server: ServerOptions
+
+    func run() async throws {
+        let api = try server.appStoreClient(logger: CommandLogging.logger())
+        let lookup = try await api.lookUpOrder(orderId)
+        guard lookup.isValid else {
+            print("order \(orderId): invalid (Apple does not know it)")
+            throw ExitCode(1)
+        }
+        print(
+            "order \(orderId): valid, \(lookup.result.environment), \(lookup.result.transactions.count) transaction(s)")
+        let formatter = ISO8601DateFormatter()
+        for transaction in lookup.result.transactions {
+            let price = transaction.priceMilli.map { "\($0) milli \(transaction.currency ?? "")" } ?? "unpriced"
+            let refunded = transaction.revocationDate.map { " refunded \(formatter.string(from: $0))" } ?? ""
+            print(
+                "  \(transaction.transactionId) \(transaction.productId) bought \(formatter.string(from: transaction.purchaseDate)) "
+                    + "\(price) \(transaction.storefront ?? "")\(refunded)")
+        }
+        if !lookup.result.skipped.isEmpty { print("  (\(lookup.result.skipped.count) of other product types)") }
+    }
+}
+
+struct AppStoreTestNotificationCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "test-notification",
+        abstract: "Ask Apple to send a TEST notification, then wait until it is in our notification inbox.",
+        discussion: """
+            Apple sends it to the App Store Server Notifications URL set in App Store Connect; the server \
+            there stores it in the notification inbox of the database given here. Polls Apple's status and \
+            the inbox every 2 seconds; exit code 0 once it is stored, 1 when it did not arrive in time.
+            """)
+
+    @Option(help: "Seconds to wait for the notification.")
+    var wait: Double = 60
+
+    func validate() throws {
+        guard wait.isFinite, wait > 0, wait <= 3600 else {
+            throw ValidationError("--wait must be between 0 and 3600 seconds")
+        }
+    }
+
+    @OptionGroup var server: ServerOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let logger = CommandLogging.logger()
+        let api = try server.appStoreClient(logger: logger)
+        try await database.withClient(schema: .requireCurrent, logger: logger) { client in
+            let probe = TestNotificationProbe(api: api, ledger: LedgerStore(client: client, logger: logger))
+            let outcome = try await probe.run(timeout: .seconds(wait)) { token in
+                print("Apple accepted the request (token \(token)); waiting up to \(Int(wait)) s")
+            }
+            switch outcome {
+            case .stored(let uuid, _):
+                print("the TEST notification \(uuid) arrived at our endpoint and is in the notification inbox")
+                return
+            case .notArrived(let status):
+                let attempts = status?.attempts.map(\.result).joined(separator: ", ") ?? "none reported"
+                print(
+                    "the TEST notification did not reach our notification inbox in time; Apple's send attempts: \(attempts)"
+                )
+            }
+            throw ExitCode(1)
+        }
+    }
+}

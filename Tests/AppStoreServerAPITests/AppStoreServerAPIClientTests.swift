@@ -1,0 +1,353 @@
+import AppStoreServerAPI
+import Crypto
+import Foundation
+import Receipts
+import TestSupport
+import Testing
+
+@Suite("AppStoreServerAPI client against a fake Apple")
+struct AppStoreServerAPIClientTests {
+    typealias Transaction = FakeAppStore.Transaction
+
+    /// Runs `body` with a fake (prepared by `prepare`) and a client pointed at it.
+    func withFake(
+        pageSize: Int = 2,
+        prepare: (FakeAppStore) -> Void = { _ in },
+        configure: @escaping @Sendable (inout AppStoreServerAPIConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (FakeAppStore, AppStoreServerAPIClient) async throws -> Void
+    ) async throws {
+        let fake = APITest.fake(pageSize: pageSize)
+        prepare(fake)
+        try await fake.run { production, sandbox in
+            var configuration = APITest.configuration(fake, production: production, sandbox: sandbox)
+            configure(&configuration)
+            try await body(fake, try APITest.client(configuration))
+            #expect(fake.requests.allSatisfy { $0.tokenProblem == nil }, "the fake refused a token")
+        }
+    }
+
+    @Test("Get Transaction Info: a verified transaction with Apple's price; one token for several calls")
+    func transactionInfo() async throws {
+        try await withFake(prepare: {
+            $0.add(Transaction(id: "1000001", productId: APITest.product(2), customer: "a", price: 3_300_000))
+        }) { fake, client in
+            for _ in 0..<3 {
+                let answer = try await client.transactionInfo("1000001")
+                #expect(answer.environment == .production)
+                let transaction = try #require(answer.transactions.first)
+                #expect(transaction.transactionId == "1000001" && transaction.productId == APITest.product(2))
+                #expect(transaction.priceMilli == 3_300_000 && transaction.currency == "KRW")
+            }
+            #expect(fake.requests.map(\.path) == Array(repeating: "/inApps/v1/transactions/1000001", count: 3))
+            #expect(fake.distinctTokens == 1)
+        }
+    }
+
+    @Test("Get Transaction History: every page by revision, one customer only, oldest first, other types set aside")
+    func transactionHistory() async throws {
+        try await withFake(prepare: { fake in
+            for index in 1...5 {
+                fake.add(
+                    Transaction(
+                        id: "20\(index)", productId: APITest.product(index), customer: "a",
+                        purchaseMs: 1_763_000_000_000 + Int64(index)))
+            }
+            fake.add(
+                Transaction(
+                    id: "206", productId: "com.memolease.sesac1.coins", customer: "a", purchaseMs: 1_763_000_000_010,
+                    type: "Consumable"))
+            fake.add(Transaction(id: "301", productId: APITest.product(1), customer: "b"))
+        }) { fake, client in
+            let history = try await client.transactionHistory("203")
+            #expect(history.transactions.map(\.transactionId) == ["201", "202", "203", "204", "205"])
+            #expect(history.skipped.count == 1 && history.skipped.first?.reason == .unsupportedProductType)
+            let pages = fake.requests.map(\.path)
+            #expect(pages.count == 3 && pages.allSatisfy { $0 == "/inApps/v2/history/203" })
+        }
+    }
+
+    @Test("Get Refund History: the customer's refunded transactions, with their revocation")
+    func refundHistory() async throws {
+        try await withFake(prepare: { fake in
+            for index in 1...4 {
+                fake.add(Transaction(id: "40\(index)", productId: APITest.product(index), customer: "a"))
+            }
+            fake.refund("402", atMs: 1_763_100_000_000)
+            fake.refund("404", atMs: 1_763_200_000_000)
+        }) { _, client in
+            let refunds = try await client.refundHistory("401")
+            #expect(Set(refunds.transactions.map(\.transactionId)) == ["402", "404"])
+            #expect(refunds.transactions.allSatisfy { $0.revocationDate != nil && $0.revocationType == "REFUND_FULL" })
+        }
+    }
+
+    @Test("Look Up Order ID: valid order with its transactions; unknown order invalid")
+    func orderLookup() async throws {
+        try await withFake(prepare: { fake in
+            fake.add(Transaction(id: "501", productId: APITest.product(1), customer: "a"))
+            fake.addOrder("MQ5LXY2K3P", transactions: ["501"])
+        }) { _, client in
+            let found = try await client.lookUpOrder("MQ5LXY2K3P")
+            #expect(found.isValid && found.result.transactions.map(\.transactionId) == ["501"])
+            let missing = try await client.lookUpOrder("NOSUCHORDER")
+            #expect(!missing.isValid && missing.result.transactions.isEmpty)
+        }
+    }
+
+    @Test("Get Notification History: every page by paginationToken within the dates, each verified")
+    func notificationHistory() async throws {
+        // Signed a day ago: the test PKI's leaf is valid from a year ago, and chains are checked at signedDate.
+        let base = Int64(Date().timeIntervalSince1970 * 1000) - 86_400_000
+        try await withFake(prepare: { fake in
+            fake.add(Transaction(id: "601", productId: APITest.product(1), customer: "a"))
+            for index in 0..<5 {
+                fake.add(
+                    FakeAppStore.Notification(
+                        uuid: "uuid-\(index)", type: "REFUND", signedDateMs: base + Int64(index) * 1000,
+                        transactionId: "601"))
+            }
+            fake.add(
+                FakeAppStore.Notification(
+                    uuid: "too-old", type: "REFUND", signedDateMs: base - 86_400_000, transactionId: "601"))
+        }) { fake, client in
+            let entries = try await client.notificationHistory(
+                from: Date(timeIntervalSince1970: TimeInterval(base) / 1000 - 60),
+                to: Date(timeIntervalSince1970: TimeInterval(base) / 1000 + 60))
+            #expect(entries.map(\.notification.notificationUUID) == (0..<5).map { "uuid-\($0)" })
+            #expect(
+                entries.allSatisfy {
+                    $0.notification.transaction?.transactionId == "601" && $0.sendAttemptResult == "TIMED_OUT"
+                })
+            #expect(fake.requests.count == 3)
+        }
+    }
+
+    @Test("Request a Test Notification, then its status: verified TEST notification, delivered")
+    func testNotification() async throws {
+        try await withFake { _, client in
+            let token = try await client.requestTestNotification()
+            let status = try await client.testNotificationStatus(token)
+            #expect(status.notification.notificationType == .test && status.delivered)
+            await #expect(throws: AppStoreServerAPIError.self) {
+                try await client.testNotificationStatus("no-such-token")
+            }
+        }
+    }
+
+    @Test("Sandbox fallback: production's 4040010 sends the look-up to the sandbox; unknown in both is not found")
+    func sandboxFallback() async throws {
+        try await withFake(prepare: {
+            $0.add(Transaction(id: "701", productId: APITest.product(1), customer: "a", environment: .sandbox))
+        }) { fake, client in
+            let answer = try await client.transactionInfo("701")
+            #expect(answer.environment == .sandbox && answer.transactions.first?.environment == .sandbox)
+            #expect(fake.requests.map(\.environment) == ["production", "sandbox"])
+            do {
+                _ = try await client.transactionHistory("999")
+                Issue.record("an unknown transaction was found")
+            } catch let error as AppStoreServerAPIError {
+                #expect(error.isNotFound && error.apiErrorCode == 4_040_010 && error.httpStatus == 404)
+            }
+        }
+    }
+
+    @Test("Sandbox-only configuration never asks production")
+    func sandboxOnly() async throws {
+        try await withFake(
+            prepare: {
+                $0.add(Transaction(id: "702", productId: APITest.product(1), customer: "a", environment: .sandbox))
+            },
+            configure: { $0.environment = .sandbox }
+        ) { fake, client in
+            _ = try await client.transactionInfo("702")
+            #expect(fake.requests.map(\.environment) == ["sandbox"])
+        }
+    }
+
+    @Test("500 is retried with backoff; 429 waits until Retry-After (UNIX milliseconds)")
+    func retries() async throws {
+        try await withFake(prepare: { $0.add(Transaction(id: "801", productId: APITest.product(1), customer: "a")) }) {
+            fake, client in
+            fake.script(.status(500, errorCode: 5_000_000))
+            _ = try await client.transactionInfo("801")
+            #expect(fake.requests.count == 2)
+
+            fake.resetRequests()
+            fake.script(.rateLimited(retryAfterMs: 600))
+            let started = ContinuousClock.now
+            _ = try await client.transactionInfo("801")
+            let elapsed = ContinuousClock.now - started
+            #expect(fake.requests.count == 2)
+            #expect(elapsed >= .milliseconds(500), "retried after \(elapsed), before Retry-After")
+
+            fake.resetRequests()
+            fake.script(.status(500, errorCode: nil), .status(503, errorCode: nil), .status(500, errorCode: nil))
+            do {
+                _ = try await client.transactionInfo("801")
+                Issue.record("three 5xx answers did not fail the call")
+            } catch let error as AppStoreServerAPIError {
+                #expect(error.code == .apiError && error.httpStatus == 500)
+            }
+            #expect(fake.requests.count == 3)
+        }
+    }
+
+    @Test("A Retry-After beyond the longest wait fails at once as rate limited, naming the time")
+    func retryAfterBeyondCap() async throws {
+        try await withFake(prepare: { $0.add(Transaction(id: "802", productId: APITest.product(1), customer: "a")) }) {
+            fake, client in
+            fake.script(.rateLimited(retryAfterMs: 3_600_000))
+            let started = ContinuousClock.now
+            do {
+                _ = try await client.transactionInfo("802")
+                Issue.record("a one-hour Retry-After was waited for")
+            } catch let error as AppStoreServerAPIError {
+                #expect(error.code == .rateLimited && error.apiErrorCode == 4_290_000)
+                let retryAt = try #require(error.retryAt)
+                #expect(abs(retryAt.timeIntervalSinceNow - 3600) < 30)
+            }
+            // Waiting would take the longest wait, 2 s.
+            #expect(ContinuousClock.now - started < .milliseconds(1500))
+            #expect(fake.requests.count == 1)
+        }
+    }
+
+    @Test("A server that hangs times out; the retry gets the answer")
+    func timeout() async throws {
+        try await withFake(
+            prepare: { $0.add(Transaction(id: "803", productId: APITest.product(1), customer: "a")) },
+            configure: { $0.maxAttempts = 1 }
+        ) { fake, client in
+            fake.script(.hang(.seconds(3)))
+            let started = ContinuousClock.now
+            do {
+                _ = try await client.transactionInfo("803")
+                Issue.record("a hanging server answered")
+            } catch let error as AppStoreServerAPIError {
+                #expect(error.code == .timeout)
+            }
+            // 0.7 s timeout; the fake would answer after 3 s.
+            #expect(ContinuousClock.now - started < .milliseconds(2500))
+        }
+        try await withFake(prepare: { $0.add(Transaction(id: "804", productId: APITest.product(1), customer: "a")) }) {
+            fake, client in
+            fake.script(.hang(.seconds(3)))
+            let answer = try await client.transactionInfo("804")
+            #expect(answer.transactions.count == 1 && fake.requests.count == 2)
+        }
+    }
+
+    @Test("401: the token is signed again once, then the error is Apple's")
+    func unauthorized() async throws {
+        let fake = APITest.fake()
+        fake.add(Transaction(id: "901", productId: APITest.product(1), customer: "a"))
+        try await fake.run { production, sandbox in
+            let client = try APITest.client(
+                APITest.configuration(fake, production: production, sandbox: sandbox, key: P256.Signing.PrivateKey()))
+            do {
+                _ = try await client.transactionInfo("901")
+                Issue.record("a token signed with the wrong key was accepted")
+            } catch let error as AppStoreServerAPIError {
+                #expect(error.code == .apiError && error.httpStatus == 401)
+            }
+            #expect(fake.requests.count == 2)
+            #expect(fake.requests.allSatisfy { $0.tokenProblem == "signature does not verify with the key" })
+        }
+    }
+
+    @Test("A payload the server signed with another key is refused, in every endpoint")
+    func forgedPayload() async throws {
+        try await withFake(prepare: { fake in
+            fake.add(Transaction(id: "911", productId: APITest.product(1), customer: "a"))
+            fake.add(
+                FakeAppStore.Notification(
+                    uuid: "forged-1", type: "REFUND", signedDateMs: Int64(Date().timeIntervalSince1970 * 1000) - 60_000,
+                    transactionId: "911"))
+        }) { fake, client in
+            let calls: [@Sendable () async throws -> Void] = [
+                { _ = try await client.transactionInfo("911") },
+                { _ = try await client.transactionHistory("911") },
+                { _ = try await client.notificationHistory(from: Date().addingTimeInterval(-3600)) },
+            ]
+            for call in calls {
+                fake.script(.forgedSignature)
+                do {
+                    try await call()
+                    Issue.record("a forged payload was accepted")
+                } catch let error as AppStoreServerAPIError {
+                    #expect(error.code == .unverifiedPayload && error.refusal?.reason == .invalidSignature)
+                }
+            }
+        }
+    }
+
+    @Test("Per-endpoint rate limit: no second holds more requests than the limit; sandbox gets a tenth")
+    func rateLimit() async throws {
+        #expect(RateLimits.apple.requestsPerSecond(.transactionInfo, sandbox: false) == 50)
+        #expect(RateLimits.apple.requestsPerSecond(.transactionInfo, sandbox: true) == 5)
+        #expect(RateLimits.apple.requestsPerSecond(.orderLookup, sandbox: false) == 10)
+        #expect(RateLimits.apple.requestsPerSecond(.testNotification, sandbox: false) == 1)
+        try await withFake(
+            prepare: { $0.add(Transaction(id: "921", productId: APITest.product(1), customer: "a")) },
+            configure: { $0.rateLimits = RateLimits(perSecond: [.transactionInfo: 8, .orderLookup: 1000]) }
+        ) { fake, client in
+            // One at a time, so the order requests reach the fake is the order they got their token; an
+            // order look-up first opens the connection (another endpoint, another bucket).
+            _ = try await client.lookUpOrder("WARMUP")
+            fake.resetRequests()
+            let started = ContinuousClock.now
+            for _ in 0..<20 { _ = try await client.transactionInfo("921") }
+            // 8 at once, then 8 per second: the 20th goes out 1.5 s in.
+            #expect(ContinuousClock.now - started >= .milliseconds(1400))
+            let times = fake.requests.map(\.at)
+            #expect(times.count == 20)
+            for index in 8..<times.count {
+                let earliest = Duration.milliseconds((index - 7) * 125 - 60)
+                #expect(
+                    times[index] - times[0] >= earliest,
+                    "request \(index) came \(times[index] - times[0]) after the first")
+            }
+            // Another endpoint has its own bucket: 8 order look-ups now would take a second in this one.
+            let other = ContinuousClock.now
+            for _ in 0..<8 { _ = try await client.lookUpOrder("NONE") }
+            #expect(ContinuousClock.now - other < .milliseconds(700))
+        }
+    }
+
+    @Test("The fake refuses tokens that break a claim, so the checks above can fail")
+    func fakeChecksClaims() throws {
+        let fake = APITest.fake()
+        func token(
+            _ claims: [String: Any], header: [String: Any] = ["alg": "ES256", "kid": "FAKEKEY123", "typ": "JWT"]
+        ) -> String {
+            let input = TestPKI.base64URL(TestPKI.json(header)) + "." + TestPKI.base64URL(TestPKI.json(claims))
+            return "Bearer " + input + "."
+                + TestPKI.base64URL(try! fake.apiKey.signature(for: Data(input.utf8)).rawRepresentation)
+        }
+        let now = Int64(Date().timeIntervalSince1970)
+        let good: [String: Any] = [
+            "iss": fake.issuerId, "iat": now, "exp": now + 1200, "aud": "appstoreconnect-v1", "bid": APITest.bundleId,
+        ]
+        #expect(fake.checkToken(token(good)) == nil)
+        #expect(fake.checkToken(token(good.merging(["exp": now + 7200]) { $1 })) != nil)
+        #expect(fake.checkToken(token(good.merging(["aud": "other"]) { $1 })) != nil)
+        #expect(fake.checkToken(token(good.merging(["bid": "com.other"]) { $1 })) != nil)
+        #expect(fake.checkToken(token(good.merging(["iss": "other"]) { $1 })) != nil)
+        #expect(fake.checkToken(token(good.merging(["exp": now - 10]) { $1 })) != nil)
+        #expect(fake.checkToken(token(good, header: ["alg": "ES256", "kid": "OTHER", "typ": "JWT"])) != nil)
+    }
+
+    @Test("The key never shows in descriptions; a bad .p8 is refused without quoting it")
+    func keyNeverShown() throws {
+        let key = P256.Signing.PrivateKey()
+        let signing = try SigningKey(pem: key.pemRepresentation)
+        #expect(signing.publicKey.rawRepresentation == key.publicKey.rawRepresentation)
+        #expect(!"\(signing)".contains(key.pemRepresentation) && !String(reflecting: signing).contains("BEGIN"))
+        do {
+            _ = try SigningKey(pem: "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----")
+            Issue.record("a broken key was accepted")
+        } catch {
+            #expect(error.code == .configuration && !error.message.contains("c2VjcmV0"))
+        }
+    }
+}
