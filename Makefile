@@ -7,7 +7,7 @@ SWIFT ?= swift
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: run test test-faults build bench deps clean
+.PHONY: run test test-faults build bench deps clean lint
 
 deps:
 	@./scripts/install-deps.sh
@@ -24,7 +24,11 @@ run: build
 # The test process starts its own throwaway PostgreSQL cluster (under /tmp) and removes it at exit.
 # The fault scenarios (each spawning the shopledger binary and a cluster, loading it) run on their own
 # afterwards: they would slow the suites with tight time bounds, and those would slow them.
-test: deps
+# Formatting is enforced: the project's .swift-format (120 columns), swift-format from the toolchain.
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks Package.swift
+
+test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip FaultTests
 	SHOPLEDGER_FAULT_TESTS=quick $(SWIFT) test --skip-build --filter FaultTests

@@ -166,14 +166,18 @@ let package = Package(
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
 
         // Benchmarks (`make bench`): figures, not pass/fail tests.
-        .executableTarget(name: "PostgresBench", dependencies: ["BenchSupport", "Postgres"], path: "Benchmarks/PostgresBench", swiftSettings: strict),
+        .executableTarget(
+            name: "PostgresBench", dependencies: ["BenchSupport", "Postgres"], path: "Benchmarks/PostgresBench",
+            swiftSettings: strict),
         .target(
             name: "BenchSupport",
             dependencies: ["Ledger", "Postgres", "Receipts"],
             path: "Benchmarks/BenchSupport", swiftSettings: strict),
         .executableTarget(
             name: "LedgerBench",
-            dependencies: ["BenchSupport", "Ledger", "Postgres", "Receipts", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BenchSupport", "Ledger", "Postgres", "Receipts", .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Benchmarks/LedgerBench", swiftSettings: strict),
         .executableTarget(
             name: "ReceiptsBench",
@@ -187,13 +191,17 @@ let package = Package(
             path: "Benchmarks/ReceiptsBench", swiftSettings: strict),
         .executableTarget(
             name: "ReportsBench",
-            dependencies: ["Reports", "Seeding", "CivilDates", "Ledger", "Postgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Reports", "Seeding", "CivilDates", "Ledger", "Postgres",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Benchmarks/ReportsBench", swiftSettings: strict),
 
         .executableTarget(
             name: "LoadBench",
             dependencies: [
-                "BenchSupport", "TestSupport", "Ledger", "Receipts", "Postgres", .product(name: "Crypto", package: "swift-crypto"),
+                "BenchSupport", "TestSupport", "Ledger", "Receipts", "Postgres",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -203,7 +211,8 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "Postgres", "Ledger", "Receipts", .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
@@ -211,49 +220,59 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "ReceiptsTests", dependencies: [
-            "Receipts", "TestSupport",
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "X509", package: "swift-certificates"),
-            .product(name: "SwiftASN1", package: "swift-asn1"),
-        ], swiftSettings: strict),
+        .testTarget(
+            name: "ReceiptsTests",
+            dependencies: [
+                "Receipts", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "ReportsTests", dependencies: [
-            "Reports", "Seeding", "CivilDates", "Ledger", "Postgres", "Receipts", "TestSupport",
-            .product(name: "CSV", package: "CSV.swift"),
-        ], swiftSettings: strict),
-        .testTarget(name: "ShopServerTests", dependencies: [
-            "ShopServer", "Ledger", "TestSupport",
-            .product(name: "HummingbirdTesting", package: "hummingbird"),
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "_CryptoExtras", package: "swift-crypto"),
-            .product(name: "X509", package: "swift-certificates"),
-            .product(name: "SwiftASN1", package: "swift-asn1"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-            .product(name: "Yams", package: "Yams"),
-        ], swiftSettings: strict),
+        .testTarget(
+            name: "ReportsTests",
+            dependencies: [
+                "Reports", "Seeding", "CivilDates", "Ledger", "Postgres", "Receipts", "TestSupport",
+                .product(name: "CSV", package: "CSV.swift"),
+            ], swiftSettings: strict),
+        .testTarget(
+            name: "ShopServerTests",
+            dependencies: [
+                "ShopServer", "Ledger", "TestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Yams", package: "Yams"),
+            ], swiftSettings: strict),
         // The App Store Server API client against a fake Apple on loopback, and its uses (restore,
         // sync) against a real PostgreSQL.
-        .testTarget(name: "AppStoreServerAPITests", dependencies: [
-            "AppStoreServerAPI", "ShopServer", "Ledger", "Postgres", "Receipts", "TestSupport",
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HummingbirdTesting", package: "hummingbird"),
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-        ], swiftSettings: strict),
+        .testTarget(
+            name: "AppStoreServerAPITests",
+            dependencies: [
+                "AppStoreServerAPI", "ShopServer", "Ledger", "Postgres", "Receipts", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ], swiftSettings: strict),
         // Fault tests (`make test-faults`; a fast subset runs in `make test`): spawn the built
         // `shopledger serve` against a private cluster, kill it, stop PostgreSQL under load, SIGTERM.
-        .testTarget(name: "FaultTests", dependencies: [
-            "Ledger", "Postgres", "Receipts", "TestSupport",
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Crypto", package: "swift-crypto"),
-        ], swiftSettings: strict),
+        .testTarget(
+            name: "FaultTests",
+            dependencies: [
+                "Ledger", "Postgres", "Receipts", "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], swiftSettings: strict),
     ]
 )

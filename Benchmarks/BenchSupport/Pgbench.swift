@@ -98,8 +98,10 @@ extension Pgbench {
             [executable] + arguments, environment: environment, workingDirectory: workingDirectory, output: output,
             append: false)
         return try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Swift.Result { try ChildProcess.waitForExit(pid, executable: executable) }) }
-                .start()
+            Thread {
+                continuation.resume(with: Swift.Result { try ChildProcess.waitForExit(pid, executable: executable) })
+            }
+            .start()
         }
     }
 }

@@ -26,7 +26,9 @@ struct LoadBench {
         let options = try Options(CommandLine.arguments.dropFirst())
         let pki = try TestPKI()
         let folder = "/tmp/shopledger-load-bench-\(ProcessInfo.processInfo.processIdentifier)"
-        progress("LoadBench: starting PostgreSQL and \(options.server) (pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))")
+        progress(
+            "LoadBench: starting PostgreSQL and \(options.server) (pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))"
+        )
         let server = try await BenchServer.start(
             binary: options.server, folder: folder, rootCertificate: TestPKI.der(pki.root), poolSize: options.poolSize,
             logLevel: options.logLevel)
@@ -35,7 +37,9 @@ struct LoadBench {
         do {
             let results = try await Workloads(pki: pki, port: server.port, options: options).runAll()
             await server.stopServer()
-            progress("LoadBench: database ceilings, pgbench -M prepared, \(options.poolSize) clients, \(options.seconds) s each")
+            progress(
+                "LoadBench: database ceilings, pgbench -M prepared, \(options.poolSize) clients, \(options.seconds) s each"
+            )
             let ceiling = try await Ceiling.measure(
                 server: server, clients: options.poolSize, seconds: options.seconds, products: Workloads.products,
                 users: options.users)
@@ -60,7 +64,10 @@ struct Options {
     var users = 1000
 
     init(_ arguments: ArraySlice<String>) throws {
-        server = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("shopledger").path
+        server =
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+                "shopledger"
+            ).path
         var arguments = arguments
         while let flag = arguments.popFirst() {
             if flag == "--help" || flag == "-h" {
@@ -101,7 +108,8 @@ struct Workloads {
     let options: Options
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
-    static let products = (1...4).map { "com.memolease.sesac1.sprout\($0)" } + (1...7).map { "com.memolease.sesac1.background\($0)" }
+    static let products =
+        (1...4).map { "com.memolease.sesac1.sprout\($0)" } + (1...7).map { "com.memolease.sesac1.background\($0)" }
 
     func runAll() async throws -> [LoadResult] {
         let users = options.users
@@ -112,7 +120,9 @@ struct Workloads {
         ) { index in
             index < users ? Self.request(.POST, "/api/v1/me", token: "dev:u\(index)", json: nil) : nil
         }
-        guard registered.completed == users else { throw BenchError("registered \(registered.completed) of \(users) users: \(registered.statuses)") }
+        guard registered.completed == users else {
+            throw BenchError("registered \(registered.completed) of \(users) users: \(registered.statuses)")
+        }
 
         // Enough signed transactions for 5,000 new purchases a second (the target is 3,000) on every
         // level, signed now (not on the clock).
@@ -125,7 +135,9 @@ struct Workloads {
             Self.request(.POST, "/api/v1/purchases", token: "dev:u\(index % users)", json: ["signedTransaction": jws])
         }
         let formRequests = formBodies.enumerated().map { index, jws in
-            Self.formRequest("/v1/user/shop/ios", token: "dev:u\(index % users)", fields: [("receipt", jws), ("product", Self.product(index))])
+            Self.formRequest(
+                "/v1/user/shop/ios", token: "dev:u\(index % users)",
+                fields: [("receipt", jws), ("product", Self.product(index))])
         }
         progress("LoadBench: signed in \(ContinuousClock.now - signingStarted)")
         let myinfo = (0..<users).map { Self.request(.GET, "/v1/user/shop/myinfo", token: "dev:u\($0)", sesac: true) }
@@ -150,9 +162,11 @@ struct Workloads {
         var formSent = 0
         for connections in options.connections {
             jsonSent += try await run(
-                "POST /api/v1/purchases (new JWS)", jsonRequests, from: jsonSent, cycle: false, connections: connections)
+                "POST /api/v1/purchases (new JWS)", jsonRequests, from: jsonSent, cycle: false, connections: connections
+            )
             formSent += try await run(
-                "POST /v1/user/shop/ios (new JWS)", formRequests, from: formSent, cycle: false, connections: connections)
+                "POST /v1/user/shop/ios (new JWS)", formRequests, from: formSent, cycle: false, connections: connections
+            )
             // Duplicates: transactions already recorded, posted again by their owners.
             _ = try await run(
                 "POST /api/v1/purchases (duplicate)", Array(jsonRequests.prefix(max(1, jsonSent))), cycle: true,
@@ -185,7 +199,9 @@ struct Workloads {
         }
     }
 
-    static func request(_ method: HTTPMethod, _ uri: String, token: String, json: [String: String]? = nil, sesac: Bool = false) -> LoadRequest {
+    static func request(
+        _ method: HTTPMethod, _ uri: String, token: String, json: [String: String]? = nil, sesac: Bool = false
+    ) -> LoadRequest {
         var headers = HTTPHeaders([("host", "bench")])
         headers.add(name: sesac ? "idtoken" : "authorization", value: sesac ? token : "Bearer \(token)")
         var body: ByteBuffer?
@@ -195,18 +211,22 @@ struct Workloads {
             headers.add(name: "content-type", value: "application/json")
         }
         headers.add(name: "content-length", value: String(body?.readableBytes ?? 0))
-        return LoadRequest(head: HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers), body: body)
+        return LoadRequest(
+            head: HTTPRequestHead(version: .http1_1, method: method, uri: uri, headers: headers), body: body)
     }
 
     static func formRequest(_ uri: String, token: String, fields: [(String, String)]) -> LoadRequest {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
-        let text = fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&")
+        let text = fields.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(
+            separator: "&")
         let headers = HTTPHeaders([
             ("host", "bench"), ("idtoken", token), ("content-type", "application/x-www-form-urlencoded"),
             ("content-length", String(text.utf8.count)),
         ])
-        return LoadRequest(head: HTTPRequestHead(version: .http1_1, method: .POST, uri: uri, headers: headers), body: ByteBuffer(string: text))
+        return LoadRequest(
+            head: HTTPRequestHead(version: .http1_1, method: .POST, uri: uri, headers: headers),
+            body: ByteBuffer(string: text))
     }
 }
 
@@ -222,10 +242,12 @@ struct LoadReport {
             "|---|---|---|---|---|---|---|---|",
         ]
         for result in results {
-            let statuses = result.statuses.filter { $0.key != 200 }.map { "\($0.key)×\($0.value)" }.sorted().joined(separator: " ")
+            let statuses = result.statuses.filter { $0.key != 200 }.map { "\($0.key)×\($0.value)" }.sorted().joined(
+                separator: " ")
             lines.append(
                 "| \(result.label) | \(result.connections) | \(Int(result.requestsPerSecond.rounded())) | "
-                    + [0.5, 0.9, 0.99, 1.0].map { String(format: "%.1f", result.percentile($0)) }.joined(separator: " | ")
+                    + [0.5, 0.9, 0.99, 1.0].map { String(format: "%.1f", result.percentile($0)) }.joined(
+                        separator: " | ")
                     + " | \(result.errors)\(statuses.isEmpty ? "" : " (\(statuses))") |")
         }
         func row(_ label: String, _ result: Pgbench.Result) -> String {
@@ -239,17 +261,21 @@ struct LoadReport {
         lines.append(row("database ceiling: myinfo's statement, pgbench -M prepared", ceiling.myinfo))
         lines.append("")
         func share(_ result: LoadResult, of ceiling: Pgbench.Result) -> String {
-            let percent = ceiling.perSecond > 0 ? Int((100 * result.requestsPerSecond / ceiling.perSecond).rounded()) : 0
+            let percent =
+                ceiling.perSecond > 0 ? Int((100 * result.requestsPerSecond / ceiling.perSecond).rounded()) : 0
             return "\(result.label), \(result.connections) connections: \(percent)% of its database ceiling"
         }
-        for result in results where result.label.hasSuffix("(new JWS)") { lines.append(share(result, of: ceiling.purchase)) }
+        for result in results where result.label.hasSuffix("(new JWS)") {
+            lines.append(share(result, of: ceiling.purchase))
+        }
         for result in results where result.label.contains("myinfo") { lines.append(share(result, of: ceiling.myinfo)) }
         return lines.joined(separator: "\n")
     }
 
     func print() {
         Swift.print(
-            "\nLoadBench (\(options.seconds) s per workload and level, server pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))")
+            "\nLoadBench (\(options.seconds) s per workload and level, server pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))"
+        )
         Swift.print(markdown)
     }
 }

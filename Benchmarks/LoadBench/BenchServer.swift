@@ -3,8 +3,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 import Postgres
+import Synchronization
 import TestSupport
 
 /// The service under load: a durable private PostgreSQL and the release `shopledger serve` process on
@@ -18,12 +18,18 @@ struct BenchServer {
     let process: ServerProcess
     let folder: String
 
-    static func start(binary: String, folder: String, rootCertificate: [UInt8], poolSize: Int, logLevel: String) async throws -> BenchServer {
+    static func start(
+        binary: String, folder: String, rootCertificate: [UInt8], poolSize: Int, logLevel: String
+    ) async throws -> BenchServer {
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let cluster = try LocalPostgres(options: .init(dataDirectory: folder + "/data", port: try TestCluster.freePort(), durable: true))
+        let cluster = try LocalPostgres(
+            options: .init(dataDirectory: folder + "/data", port: try TestCluster.freePort(), durable: true))
         let running = try await cluster.start()
-        let admin = PostgresClient(configuration: .init(connection: .init(url: running.url(database: "postgres")), minimumConnections: 0, maximumConnections: 1))
+        let admin = PostgresClient(
+            configuration: .init(
+                connection: .init(url: running.url(database: "postgres")), minimumConnections: 0, maximumConnections: 1)
+        )
         try await admin.query("CREATE DATABASE bench")
         await admin.shutdown()
         let databaseURL = running.url(database: "bench")
@@ -39,7 +45,8 @@ struct BenchServer {
                 "--dev-auth", "--stub-receipts", "--pool-size", String(poolSize),
             ], environment: environment, workingDirectory: "/tmp", output: folder + "/server.log", append: false)
         let process = ServerProcess(pid: pid)
-        let server = BenchServer(cluster: cluster, running: running, databaseURL: databaseURL, port: port, process: process, folder: folder)
+        let server = BenchServer(
+            cluster: cluster, running: running, databaseURL: databaseURL, port: port, process: process, folder: folder)
         try await server.waitUntilReady()
         return server
     }
@@ -85,7 +92,10 @@ struct BenchServer {
             label: "probe", host: "127.0.0.1", port: port, connections: 1, duration: .seconds(10),
             group: MultiThreadedEventLoopGroup.singleton, expect: { _ in true }
         ) { index in
-            index == 0 ? LoadRequest(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: ["host": "bench"]), body: nil) : nil
+            index == 0
+                ? LoadRequest(
+                    head: HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: ["host": "bench"]),
+                    body: nil) : nil
         }
         return result.statuses.keys.first ?? 0
     }

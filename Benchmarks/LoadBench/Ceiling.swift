@@ -20,7 +20,8 @@ enum Ceiling {
         server: BenchServer, clients: Int, seconds: Double, products: [String], users: Int
     ) async throws -> Results {
         let client = PostgresClient(
-            configuration: .init(connection: .init(url: server.databaseURL), minimumConnections: 0, maximumConnections: 4))
+            configuration: .init(
+                connection: .init(url: server.databaseURL), minimumConnections: 0, maximumConnections: 4))
         do {
             let purchase = try await measure(
                 server: server, client: client, clients: clients, seconds: seconds, products: products)
@@ -43,7 +44,9 @@ enum Ceiling {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for lane in 0..<4 {
                 group.addTask {
-                    for uid in uids where uid % 4 == lane { _ = try await ledger.register(uid: String(uid), profile: profile) }
+                    for uid in uids where uid % 4 == lane {
+                        _ = try await ledger.register(uid: String(uid), profile: profile)
+                    }
                 }
             }
             try await group.waitForAll()
@@ -73,7 +76,8 @@ enum Ceiling {
     ) async throws -> Pgbench.Result {
         // Prepared statements are per session: one connection runs the read and lists them.
         let single = PostgresClient(
-            configuration: .init(connection: .init(url: server.databaseURL), minimumConnections: 0, maximumConnections: 1))
+            configuration: .init(
+                connection: .init(url: server.databaseURL), minimumConnections: 0, maximumConnections: 1))
         let sql: String?
         do {
             _ = try await LedgerStore(client: single).accountSummary(of: "u0")

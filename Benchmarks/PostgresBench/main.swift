@@ -110,7 +110,9 @@ do {
                 try await ours(clients: clients, cacheSize: 0))
             record(
                 "Postgres module, cache on (PQexecPrepared)", clients, try await ours(clients: clients, cacheSize: 128))
-            record("pgbench -M extended (libpq, C, unnamed)", clients, try await pgbench(clients: clients, mode: "extended"))
+            record(
+                "pgbench -M extended (libpq, C, unnamed)", clients,
+                try await pgbench(clients: clients, mode: "extended"))
             record("pgbench -M prepared (libpq, C)", clients, try await pgbench(clients: clients, mode: "prepared"))
         }
     }

@@ -73,8 +73,11 @@ struct BenchPKI {
     }
 
     func sign(_ payload: [String: Any]) -> String {
-        let header: [String: Any] = ["alg": "ES256", "x5c": [leaf, intermediate, root].map { Data(Self.der($0)).base64EncodedString() }]
-        let input = Self.b64url(try! JSONSerialization.data(withJSONObject: header)) + "."
+        let header: [String: Any] = [
+            "alg": "ES256", "x5c": [leaf, intermediate, root].map { Data(Self.der($0)).base64EncodedString() },
+        ]
+        let input =
+            Self.b64url(try! JSONSerialization.data(withJSONObject: header)) + "."
             + Self.b64url(try! JSONSerialization.data(withJSONObject: payload))
         return input + "." + Self.b64url(try! leafKey.signature(for: Data(input.utf8)).rawRepresentation)
     }
@@ -102,7 +105,9 @@ func measure(_ label: String, verifier: ReceiptVerifier, inputs: [String], itera
     }
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let rate = Double(iterations) / seconds
-    print("\(label): \(iterations) verifications in \(String(format: "%.3f", seconds)) s = \(Int(rate)) /s (\(String(format: "%.1f", 1e6 / rate)) µs each), failures \(failures)")
+    print(
+        "\(label): \(iterations) verifications in \(String(format: "%.3f", seconds)) s = \(Int(rate)) /s (\(String(format: "%.1f", 1e6 / rate)) µs each), failures \(failures)"
+    )
     return rate
 }
 
@@ -123,7 +128,8 @@ struct Bench {
             print("chain: \(name); JWS size \(inputs[0].utf8.count) bytes")
             for capacity in [32, 0] {
                 let verifier = try ReceiptVerifier(
-                    configuration: .init(bundleId: "com.memolease.sesac1", rootCertificates: [root], chainCacheCapacity: capacity))
+                    configuration: .init(
+                        bundleId: "com.memolease.sesac1", rootCertificates: [root], chainCacheCapacity: capacity))
                 _ = await measure(
                     capacity > 0 ? "  cached chain  " : "  no cache      ", verifier: verifier, inputs: inputs,
                     iterations: capacity > 0 ? iterations : iterations / 5)
@@ -135,7 +141,9 @@ struct Bench {
             let clock = ContinuousClock()
             let n = iterations
             var ok = 0
-            let elapsed = clock.measure { for _ in 0..<n where key.isValidSignature(signature, for: message) { ok += 1 } }
+            let elapsed = clock.measure {
+                for _ in 0..<n where key.isValidSignature(signature, for: message) { ok += 1 }
+            }
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             print("  bare P-256 ECDSA verify: \(Int(Double(n) / seconds)) /s (ok \(ok))")
         }
@@ -146,13 +154,16 @@ struct Bench {
         let pki = try BenchPKI(appleLike: true)
         let url = URL(fileURLWithPath: directory)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        let pem = "-----BEGIN CERTIFICATE-----\n" + Data(BenchPKI.der(pki.root)).base64EncodedString(options: .lineLength64Characters)
+        let pem =
+            "-----BEGIN CERTIFICATE-----\n"
+            + Data(BenchPKI.der(pki.root)).base64EncodedString(options: .lineLength64Characters)
             + "\n-----END CERTIFICATE-----\n"
         try Data(pem.utf8).write(to: url.appendingPathComponent("root.pem"))
         try Data(BenchPKI.der(pki.root)).write(to: url.appendingPathComponent("root.cer"))
         let tx = pki.sign(transaction(1))
         try Data(tx.utf8).write(to: url.appendingPathComponent("transaction.jws"))
-        try Data(pki.sign(transaction(2, environment: "Sandbox")).utf8).write(to: url.appendingPathComponent("sandbox.jws"))
+        try Data(pki.sign(transaction(2, environment: "Sandbox")).utf8).write(
+            to: url.appendingPathComponent("sandbox.jws"))
         let ms = Int64(Date().timeIntervalSince1970 * 1000)
         var refunded = transaction(1)
         refunded["revocationDate"] = ms
@@ -160,8 +171,10 @@ struct Bench {
         refunded["revocationType"] = "REFUND_FULL"
         let notification: [String: Any] = [
             "notificationType": "REFUND", "notificationUUID": UUID().uuidString, "version": "2.0", "signedDate": ms,
-            "data": ["environment": "Production", "bundleId": "com.memolease.sesac1", "appAppleId": 1,
-                     "signedTransactionInfo": pki.sign(refunded)],
+            "data": [
+                "environment": "Production", "bundleId": "com.memolease.sesac1", "appAppleId": 1,
+                "signedTransactionInfo": pki.sign(refunded),
+            ],
         ]
         try Data(pki.sign(notification).utf8).write(to: url.appendingPathComponent("notification.jws"))
         print("wrote root.pem, root.cer, transaction.jws, sandbox.jws, notification.jws to \(directory)")

@@ -53,7 +53,8 @@ public struct SeedConfiguration: Sendable, Hashable {
         }
         guard (1...3660).contains(days) else { throw SeedError("--days must be between 1 and 3660") }
         guard users >= Self.minimumUsers(for: purchases), users <= 100_000_000 else {
-            throw SeedError("--users must be between \(Self.minimumUsers(for: purchases)) (each user buys each of the "
+            throw SeedError(
+                "--users must be between \(Self.minimumUsers(for: purchases)) (each user buys each of the "
                     + "\(Self.paidItemsPerUser) paid items at most once) and 100000000")
         }
         guard lastDay.daysSinceEpoch - days >= 0, lastDay.year < 9000 else {

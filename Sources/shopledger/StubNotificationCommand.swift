@@ -7,7 +7,8 @@ import Receipts
 struct StubNotificationCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stub-notification",
-        abstract: "Print a stub App Store notification (REFUND, REFUND_REVERSED, REVOKE, ...) for development and tests.",
+        abstract:
+            "Print a stub App Store notification (REFUND, REFUND_REVERSED, REVOKE, ...) for development and tests.",
         discussion: """
             Post it as {"signedPayload": ...} to POST /api/v1/notifications/app-store of a server that accepts \
             stub receipts. Signed with HMAC-SHA256 when a secret is given by --secret-file or \

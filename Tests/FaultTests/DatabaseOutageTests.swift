@@ -1,7 +1,7 @@
 import Foundation
-import NIOHTTP1
 import Ledger
 import NIOCore
+import NIOHTTP1
 import Postgres
 import Testing
 
@@ -35,7 +35,9 @@ struct DatabaseOutageTests {
 
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await load.run(scenario.http, until: stop, record: record) }
-                while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault, ContinuousClock.now - loadStarted < .seconds(60) {
+                while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault,
+                    ContinuousClock.now - loadStarted < .seconds(60)
+                {
                     try await Task.sleep(for: .milliseconds(10))
                 }
                 stopIssued = .now
@@ -67,30 +69,42 @@ struct DatabaseOutageTests {
             let transportErrors = attempts.filter { $0.outcome.status == nil }
 
             #expect(transportErrors.isEmpty, "the server stays up: \(transportErrors.prefix(3).map(\.outcome))")
-            #expect(before.allSatisfy { $0.acknowledged }, "before the crash: \(before.filter { !$0.acknowledged }.prefix(3).map(\.outcome))")
+            #expect(
+                before.allSatisfy { $0.acknowledged },
+                "before the crash: \(before.filter { !$0.acknowledged }.prefix(3).map(\.outcome))")
             #expect(whileDown.count >= 20, "the load kept asking while the database was down (\(whileDown.count))")
             let wrongDown = whileDown.filter { attempt in
                 attempt.outcome.status != attempt.request.unavailableStatus
                     || (attempt.request.way != .sesacStub && attempt.outcome.code != "database_unavailable")
             }
-            #expect(wrongDown.isEmpty, "while down: JSON 503 database_unavailable, SeSAC 500: \(wrongDown.prefix(5).map { "\($0.request.way) \($0.outcome)" })")
+            #expect(
+                wrongDown.isEmpty,
+                "while down: JSON 503 database_unavailable, SeSAC 500: \(wrongDown.prefix(5).map { "\($0.request.way) \($0.outcome)" })"
+            )
             let downLatency = LatencySummary(whileDown.map(\.latency))
             let healthyLatency = LatencySummary(before.map(\.latency))
             // Fail fast: an answer in well under a second, nowhere near the request timeout.
             #expect(downLatency.max < .seconds(2), "latency while down: \(downLatency)")
 
             let probesDown = probes.filter { $0.at >= down && $0.at < restartIssued }
-            #expect(!probesDown.isEmpty && probesDown.allSatisfy { $0.outcome.status == 503 && $0.latency < .seconds(2) }, "/readyz while down: \(probesDown.map(\.outcome))")
+            #expect(
+                !probesDown.isEmpty && probesDown.allSatisfy { $0.outcome.status == 503 && $0.latency < .seconds(2) },
+                "/readyz while down: \(probesDown.map(\.outcome))")
             let firstReady = probes.first { $0.at >= up && $0.outcome.status == 200 }
             #expect(firstReady != nil, "/readyz says 200 again")
-            #expect(probes.filter { $0.at >= up }.drop(while: { $0.outcome.status != 200 }).allSatisfy { $0.outcome.status == 200 }, "and stays 200")
+            #expect(
+                probes.filter { $0.at >= up }.drop(while: { $0.outcome.status != 200 }).allSatisfy {
+                    $0.outcome.status == 200
+                }, "and stays 200")
 
             // Recovered: from PostgreSQL accepting connections again, how long until purchases succeed
             // and nothing fails any more.
             let firstSuccess = afterUp.filter(\.acknowledged).map(\.finished).min()
             let lastFailure = afterUp.filter { !$0.acknowledged }.map(\.finished).max()
             let recovered = [firstSuccess, lastFailure].compactMap { $0 }.max().map { $0 - up }
-            #expect(firstSuccess != nil && recovered.map { $0 < .seconds(5) } == true, "recovery: \(recovered.map(ms) ?? "never")")
+            #expect(
+                firstSuccess != nil && recovered.map { $0 < .seconds(5) } == true,
+                "recovery: \(recovered.map(ms) ?? "never")")
 
             let audit = try await scenario.cluster.withClient { try await LedgerAudit.audit(attempts, client: $0) }
             #expect(audit.lost.isEmpty, "acknowledged but missing: \(audit.lost.prefix(10))")

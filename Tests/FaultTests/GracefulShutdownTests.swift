@@ -13,10 +13,15 @@ struct GracefulShutdownTests {
         let grace: Duration = .seconds(8)
         try await FaultScenario.run("sigterm") { scenario in
             let server = try await scenario.startServer(options: ["--shutdown-grace", "8", "--request-timeout", "30"])
-            let load = PurchaseLoad(scenario: "term", workers: FaultSettings.clients(8), baseURL: server.baseURL, requestTimeout: .seconds(30))
+            let load = PurchaseLoad(
+                scenario: "term", workers: FaultSettings.clients(8), baseURL: server.baseURL,
+                requestTimeout: .seconds(30))
             try await load.registerUsers(scenario.http)
             let slowUploads = PurchaseRequest.Way.allCases.enumerated().map { index, way in
-                SlowUpload(PurchaseRequest(way: way, uid: load.uid(index), transactionId: "9\(index)00000000\(index)", product: FaultFixtures.products[index]))
+                SlowUpload(
+                    PurchaseRequest(
+                        way: way, uid: load.uid(index), transactionId: "9\(index)00000000\(index)",
+                        product: FaultFixtures.products[index]))
             }
             let record = LoadRecord()
             let stop = StopSignal()
@@ -25,7 +30,9 @@ struct GracefulShutdownTests {
             var refusedAt: ContinuousClock.Instant?
             var runningWhileInFlight = false
 
-            let slowResults = try await withThrowingTaskGroup(of: (PurchaseRequest, FaultHTTP.Outcome, ContinuousClock.Instant)?.self) { group in
+            let slowResults = try await withThrowingTaskGroup(
+                of: (PurchaseRequest, FaultHTTP.Outcome, ContinuousClock.Instant)?.self
+            ) { group in
                 group.addTask {
                     await load.run(scenario.http, until: stop, record: record)
                     return nil
@@ -38,7 +45,9 @@ struct GracefulShutdownTests {
                 }
                 // Load running, slow uploads half sent (their heads long arrived).
                 try await Task.sleep(for: .seconds(1))
-                while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault / 2, ContinuousClock.now - loadStarted < .seconds(60) {
+                while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault / 2,
+                    ContinuousClock.now - loadStarted < .seconds(60)
+                {
                     try await Task.sleep(for: .milliseconds(10))
                 }
                 termAt = .now
@@ -64,17 +73,31 @@ struct GracefulShutdownTests {
             let exitedAfter = exitedAt - termAt
 
             #expect(refusedAt != nil, "new connections are refused after SIGTERM")
-            #expect(runningWhileInFlight, "the process waits for the in-flight requests and accepts no new connection meanwhile")
-            #expect(slowResults.count == slowUploads.count && slowResults.allSatisfy { $0.1.status == 200 }, "in-flight requests complete: \(slowResults.map { "\($0.0.way) \($0.1)" })")
-            #expect(exit == .exited(0), "exit: \(exit.map(\.description) ?? "still running")\n\(server.child.logTail())")
+            #expect(
+                runningWhileInFlight,
+                "the process waits for the in-flight requests and accepts no new connection meanwhile")
+            #expect(
+                slowResults.count == slowUploads.count && slowResults.allSatisfy { $0.1.status == 200 },
+                "in-flight requests complete: \(slowResults.map { "\($0.0.way) \($0.1)" })")
+            #expect(
+                exit == .exited(0), "exit: \(exit.map(\.description) ?? "still running")\n\(server.child.logTail())")
             #expect(exitedAfter < grace, "exited \(ms(exitedAfter)) after SIGTERM; the grace period is \(ms(grace))")
             let lastSlowAnswer = slowResults.map(\.2).max() ?? termAt
             let attempts = record.all
-            let statuses = Dictionary(grouping: attempts.filter { $0.finished >= termAt }, by: { $0.outcome.status.map(String.init) ?? "transport error" }).mapValues(\.count)
-            #expect(attempts.allSatisfy { $0.acknowledged || $0.outcome.status == nil }, "no request is answered with an error during shutdown: \(statuses)")
+            let statuses = Dictionary(
+                grouping: attempts.filter { $0.finished >= termAt },
+                by: { $0.outcome.status.map(String.init) ?? "transport error" }
+            ).mapValues(\.count)
+            #expect(
+                attempts.allSatisfy { $0.acknowledged || $0.outcome.status == nil },
+                "no request is answered with an error during shutdown: \(statuses)")
 
-            let slowAttempts = slowResults.map { PurchaseAttempt(request: $0.0, started: loadStarted, finished: $0.2, outcome: $0.1) }
-            let audit = try await scenario.cluster.withClient { try await LedgerAudit.audit(attempts + slowAttempts, client: $0) }
+            let slowAttempts = slowResults.map {
+                PurchaseAttempt(request: $0.0, started: loadStarted, finished: $0.2, outcome: $0.1)
+            }
+            let audit = try await scenario.cluster.withClient {
+                try await LedgerAudit.audit(attempts + slowAttempts, client: $0)
+            }
             #expect(audit.lost.isEmpty && audit.duplicated.isEmpty && audit.unknown.isEmpty, "\(audit)")
             #expect(audit.recordedThoughFailed == 0, "a request refused during shutdown wrote nothing: \(audit)")
             #expect(audit.reconcilerPassed, "\(audit.reconcilerReport)")
@@ -82,7 +105,8 @@ struct GracefulShutdownTests {
             scenario.report(
                 "SIGTERM after \(record.all.filter { $0.finished < termAt && $0.acknowledged }.count) acknowledged purchases; new connections refused \(refusedAt.map { ms($0 - termAt) } ?? "never") after SIGTERM; "
                     + "\(slowResults.count) slow in-flight uploads finished 1 s later: \(slowResults.map { "\($0.1)" }.joined(separator: ", ")); "
-                    + "load after SIGTERM: \(statuses); exit \(exit.map(\.description) ?? "none") \(ms(exitedAfter)) after SIGTERM (\(ms(exitedAt - lastSlowAnswer)) after the last in-flight answer; grace \(ms(grace))); \(audit)")
+                    + "load after SIGTERM: \(statuses); exit \(exit.map(\.description) ?? "none") \(ms(exitedAfter)) after SIGTERM (\(ms(exitedAt - lastSlowAnswer)) after the last in-flight answer; grace \(ms(grace))); \(audit)"
+            )
         }
     }
 
@@ -96,7 +120,9 @@ struct GracefulShutdownTests {
             let server = try await scenario.startServer(options: ["--shutdown-grace", "2", "--request-timeout", "60"])
             let load = PurchaseLoad(scenario: "stuck", workers: 1, baseURL: server.baseURL)
             try await load.registerUsers(scenario.http)
-            let stuck = SlowUpload(PurchaseRequest(way: .jsonStub, uid: load.uid(0), transactionId: "stuck-1", product: FaultFixtures.products[0]))
+            let stuck = SlowUpload(
+                PurchaseRequest(
+                    way: .jsonStub, uid: load.uid(0), transactionId: "stuck-1", product: FaultFixtures.products[0]))
             var termAt = ContinuousClock.now
             let (outcome, exit) = try await withThrowingTaskGroup(of: FaultHTTP.Outcome.self) { group in
                 group.addTask { await stuck.send(scenario.http, baseURL: server.baseURL).0 }
@@ -109,13 +135,17 @@ struct GracefulShutdownTests {
             }
             let exitedAfter = ContinuousClock.now - termAt
             #expect(exit != nil, "the process exits")
-            #expect(exitedAfter < grace + .seconds(3), "exited \(ms(exitedAfter)) after SIGTERM with a stuck request; grace \(ms(grace))")
+            #expect(
+                exitedAfter < grace + .seconds(3),
+                "exited \(ms(exitedAfter)) after SIGTERM with a stuck request; grace \(ms(grace))")
             #expect(outcome.status != 200)
             let recorded = try await scenario.cluster.withClient {
                 try await $0.query("SELECT count(*) FROM purchases").single().decode(Int.self, at: 0)
             }
             #expect(recorded == 0, "the cut-off request wrote nothing")
-            scenario.report("stuck request: \(outcome); exit \(exit.map(\.description) ?? "none") \(ms(exitedAfter)) after SIGTERM (grace \(ms(grace)))")
+            scenario.report(
+                "stuck request: \(outcome); exit \(exit.map(\.description) ?? "none") \(ms(exitedAfter)) after SIGTERM (grace \(ms(grace)))"
+            )
         }
     }
 }

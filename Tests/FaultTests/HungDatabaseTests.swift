@@ -40,7 +40,8 @@ struct HungDatabaseTests {
             var doomedAnswers: [FaultHTTP.Outcome] = []
 
             func probe(_ path: String, headers: [(String, String)] = []) async -> TimedProbe {
-                await TimedProbe.get(server.baseURL + path, headers: headers, timeout: .seconds(10), with: scenario.http)
+                await TimedProbe.get(
+                    server.baseURL + path, headers: headers, timeout: .seconds(10), with: scenario.http)
             }
 
             do {

@@ -1,7 +1,7 @@
 import Foundation
-import NIOHTTP1
 import Ledger
 import NIOCore
+import NIOHTTP1
 import Postgres
 import Testing
 
@@ -13,7 +13,9 @@ struct ServerKillTests {
     func killDuringPurchaseLoad() async throws {
         try await FaultScenario.run("sigkill") { scenario in
             let server = try await scenario.startServer()
-            let load = PurchaseLoad(scenario: "kill", workers: FaultSettings.clients(12), baseURL: server.baseURL, requestTimeout: .seconds(10))
+            let load = PurchaseLoad(
+                scenario: "kill", workers: FaultSettings.clients(12), baseURL: server.baseURL,
+                requestTimeout: .seconds(10))
             try await load.registerUsers(scenario.http)
             let record = LoadRecord()
             let stop = StopSignal()
@@ -28,7 +30,9 @@ struct ServerKillTests {
                 }
                 group.addTask { await refunds.run(scenario.http, purchases: record, until: stop) }
                 // Strike in the middle of the load, with requests in flight.
-                while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault, ContinuousClock.now - loadStarted < .seconds(60) {
+                while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault,
+                    ContinuousClock.now - loadStarted < .seconds(60)
+                {
                     try await Task.sleep(for: .milliseconds(10))
                 }
                 // The instant before the signal: a request cut off by it ends after this.
@@ -43,7 +47,8 @@ struct ServerKillTests {
             #expect(acknowledgedBeforeKill >= FaultSettings.acknowledgedBeforeFault, "the load ran before the kill")
             #expect(
                 attempts.allSatisfy { $0.acknowledged || $0.started >= killedAt || $0.finished >= killedAt },
-                "before the kill every purchase was acknowledged: \(attempts.filter { !$0.acknowledged && $0.finished < killedAt }.prefix(3).map(\.outcome))")
+                "before the kill every purchase was acknowledged: \(attempts.filter { !$0.acknowledged && $0.finished < killedAt }.prefix(3).map(\.outcome))"
+            )
             let cutOff = attempts.filter { $0.started < killedAt && $0.finished >= killedAt && !$0.acknowledged }.count
 
             // The database as the killed process left it: nothing acknowledged is missing, nothing is
@@ -52,12 +57,18 @@ struct ServerKillTests {
             let afterKill = try await scenario.cluster.withClient { try await LedgerAudit.audit(attempts, client: $0) }
             #expect(afterKill.lost.isEmpty, "acknowledged but missing: \(afterKill.lost.prefix(10))")
             #expect(afterKill.duplicated.isEmpty && afterKill.unknown.isEmpty, "\(afterKill)")
-            #expect(Set(afterKill.failedChecks).isSubset(of: ["notifications_applied"]), "\(afterKill.reconcilerReport)")
+            #expect(
+                Set(afterKill.failedChecks).isSubset(of: ["notifications_applied"]), "\(afterKill.reconcilerReport)")
             let acknowledgedRefunds = notifications.filter { $0.outcome.status == 200 }
             let storedRefunds = try await scenario.cluster.withClient { client in
-                Set(try await client.query("SELECT notification_uuid FROM store_notifications").map { try $0.decode(String.self, at: 0) })
+                Set(
+                    try await client.query("SELECT notification_uuid FROM store_notifications").map {
+                        try $0.decode(String.self, at: 0)
+                    })
             }
-            #expect(acknowledgedRefunds.allSatisfy { storedRefunds.contains($0.uuid) }, "every acknowledged notification is stored")
+            #expect(
+                acknowledgedRefunds.allSatisfy { storedRefunds.contains($0.uuid) },
+                "every acknowledged notification is stored")
 
             // Restart on the same database: the sweeper applies what was stored but not applied.
             let restarted = try await scenario.startServer()
@@ -76,20 +87,27 @@ struct ServerKillTests {
             for attempt in attempts where !attempt.acknowledged {
                 let started = ContinuousClock.now
                 let outcome = await attempt.request.send(scenario.http, baseURL: restarted.baseURL)
-                retries.append(PurchaseAttempt(request: attempt.request, started: started, finished: .now, outcome: outcome))
+                retries.append(
+                    PurchaseAttempt(request: attempt.request, started: started, finished: .now, outcome: outcome))
             }
-            #expect(retries.allSatisfy { $0.acknowledged }, "retries: \(retries.filter { !$0.acknowledged }.prefix(5).map(\.outcome))")
+            #expect(
+                retries.allSatisfy { $0.acknowledged },
+                "retries: \(retries.filter { !$0.acknowledged }.prefix(5).map(\.outcome))")
             for attempt in attempts.filter({ $0.acknowledged && $0.request.way != .sesacStub }).suffix(5) {
                 let answer = try await scenario.http.send(
-                    .POST, restarted.baseURL + attempt.request.path, headers: attempt.request.headers, body: attempt.request.body)
+                    .POST, restarted.baseURL + attempt.request.path, headers: attempt.request.headers,
+                    body: attempt.request.body)
                 #expect(answer.status == 200 && answer.json["duplicate"] as? Bool == true, "\(answer.body)")
             }
             for notification in notifications where notification.outcome.status != 200 {
-                let outcome = await NotificationAttempt.send(notification.body, scenario.http, baseURL: restarted.baseURL)
+                let outcome = await NotificationAttempt.send(
+                    notification.body, scenario.http, baseURL: restarted.baseURL)
                 #expect(outcome.status == 200, "notification retry: \(outcome)")
             }
 
-            let final = try await scenario.cluster.withClient { try await LedgerAudit.audit(attempts + retries, client: $0) }
+            let final = try await scenario.cluster.withClient {
+                try await LedgerAudit.audit(attempts + retries, client: $0)
+            }
             #expect(final.lost.isEmpty && final.duplicated.isEmpty && final.unknown.isEmpty, "\(final)")
             #expect(final.notRecorded == 0, "after the retries every transaction sent is recorded: \(final)")
             #expect(final.reconcilerPassed, "\(final.reconcilerReport)")
@@ -100,7 +118,8 @@ struct ServerKillTests {
                 "load \(ms(killedAt - loadStarted)) with \(load.workers) clients; before SIGKILL: \(afterKill); "
                     + "cut off in flight: \(cutOff); refunds sent \(notifications.count), acknowledged \(acknowledgedRefunds.count), "
                     + "left unapplied by the kill: \(afterKill.failedChecks.isEmpty ? "none" : "some"), reconcile passed \(ms(sweepTook)) after the restart; "
-                    + "retried \(retries.count) (all 200); after retries: \(final); shopledger reconcile: \(binary.passed ? "exit 0" : "FAILED")")
+                    + "retried \(retries.count) (all 200); after retries: \(final); shopledger reconcile: \(binary.passed ? "exit 0" : "FAILED")"
+            )
         }
     }
 }

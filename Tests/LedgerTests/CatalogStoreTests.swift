@@ -1,6 +1,6 @@
 import Ledger
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Catalog")
 struct CatalogStoreTests {

@@ -1,9 +1,9 @@
 import Foundation
-import Synchronization
 import Postgres
 import Receipts
-import Testing
+import Synchronization
 import TestSupport
+import Testing
 
 @testable import Ledger
 
@@ -60,7 +60,8 @@ struct ConcurrencyTests {
                 for round in 0..<rounds {
                     let id = "race\(round)"
                     group.addTask {
-                        let outcome = try await ledger.recordPurchase(makeTransaction(id, item: .face(1 + round % 4)), for: "alice")
+                        let outcome = try await ledger.recordPurchase(
+                            makeTransaction(id, item: .face(1 + round % 4)), for: "alice")
                         #expect(outcome.isRecorded)
                     }
                     group.addTask {
@@ -85,7 +86,10 @@ struct ConcurrencyTests {
             _ = try await ledger.recordPurchase(makeTransaction("multi"), for: "alice")
             let outcomes = try await withThrowingTaskGroup(of: RefundEventOutcome.self) { group in
                 for index in 0..<16 {
-                    group.addTask { try await ledger.recordRefundEvent(makeRefundEvent("m\(index)", .refund, for: "multi", second: index)) }
+                    group.addTask {
+                        try await ledger.recordRefundEvent(
+                            makeRefundEvent("m\(index)", .refund, for: "multi", second: index))
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -101,11 +105,15 @@ struct ConcurrencyTests {
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<32 {
-                    group.addTask { _ = try await ledger.recordPurchase(makeTransaction("p\(index)", item: .face(2)), for: "alice") }
+                    group.addTask {
+                        _ = try await ledger.recordPurchase(makeTransaction("p\(index)", item: .face(2)), for: "alice")
+                    }
                 }
                 try await group.waitForAll()
             }
-            #expect(try await scalar(db.client, "SELECT purchased_count FROM grants WHERE item_index = 2 AND item_kind = 'face'") == 32)
+            #expect(
+                try await scalar(
+                    db.client, "SELECT purchased_count FROM grants WHERE item_index = 2 AND item_kind = 'face'") == 32)
             #expect(try await balances(db.client)["receivable:app_store"] == 32 * 2_500_000)
         }
     }
@@ -121,7 +129,10 @@ struct ConcurrencyTests {
             let slowed = LedgerStore(client: db.client, betweenStatements: { _, _ in await barrier.arrive() })
             let outcomes = try await withThrowingTaskGroup(of: RefundEventOutcome.self) { group in
                 for index in 0..<4 {
-                    group.addTask { try await slowed.recordRefundEvent(makeRefundEvent("o\(index)", .refund, for: "overlap", second: index)) }
+                    group.addTask {
+                        try await slowed.recordRefundEvent(
+                            makeRefundEvent("o\(index)", .refund, for: "overlap", second: index))
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -134,7 +145,8 @@ struct ConcurrencyTests {
     func purchaseDuringOpenRefund() async throws {
         try await withLedger(maximumConnections: 8) { db, ledger in
             _ = try await ledger.register(uid: "alice", profile: testProfile)
-            let slowed = LedgerStore(client: db.client, betweenStatements: { _, _ in try await Task.sleep(for: .milliseconds(300)) })
+            let slowed = LedgerStore(
+                client: db.client, betweenStatements: { _, _ in try await Task.sleep(for: .milliseconds(300)) })
             async let refund = slowed.recordRefundEvent(makeRefundEvent("open", .refund, for: "late"))
             try await Task.sleep(for: .milliseconds(100))
             let purchase = try await ledger.recordPurchase(makeTransaction("late"), for: "alice")

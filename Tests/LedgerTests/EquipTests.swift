@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 @testable import Ledger
 
@@ -13,10 +13,13 @@ struct EquipTests {
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("t1", item: .face(2)), for: "alice")
             _ = try await ledger.recordPurchase(makeTransaction("t2", item: .background(7)), for: "alice")
-            #expect(try await ledger.equip(face: 2, background: 7, for: "alice") == .equipped(EquippedItems(face: 2, background: 7)))
+            #expect(
+                try await ledger.equip(face: 2, background: 7, for: "alice")
+                    == .equipped(EquippedItems(face: 2, background: 7)))
             #expect(try await ledger.equip(face: 3, background: 7, for: "alice") == .notOwned([.face(3)]))
             #expect(try await ledger.equip(face: 2, background: 1, for: "alice") == .notOwned([.background(1)]))
-            #expect(try await ledger.equip(face: 4, background: 6, for: "alice") == .notOwned([.face(4), .background(6)]))
+            #expect(
+                try await ledger.equip(face: 4, background: 6, for: "alice") == .notOwned([.face(4), .background(6)]))
             #expect(try await ledger.inventory(of: "alice").equipped == EquippedItems(face: 2, background: 7))
             #expect(try await ledger.equip(face: 0, background: 0, for: "alice") == .equipped(.initial))
         }
@@ -32,7 +35,9 @@ struct EquipTests {
                 }
                 #expect(error.code == .noSuchItem)
             }
-            let error = try await #require(throws: LedgerError.self) { try await ledger.equip(face: 0, background: 0, for: "bob") }
+            let error = try await #require(throws: LedgerError.self) {
+                try await ledger.equip(face: 0, background: 0, for: "bob")
+            }
             #expect(error.code == .userNotRegistered)
             #expect(try await ledger.inventory(of: "alice").equipped == .initial)
         }
@@ -46,7 +51,8 @@ struct EquipTests {
                 _ = try await ledger.register(uid: uid, profile: testProfile)
                 _ = try await ledger.recordPurchase(makeTransaction("eq\(round)", item: .face(4)), for: uid)
                 async let equipped = ledger.equip(face: 4, background: 0, for: uid)
-                async let refunded = ledger.recordRefundEvent(makeRefundEvent("eqr\(round)", .refund, for: "eq\(round)"))
+                async let refunded = ledger.recordRefundEvent(
+                    makeRefundEvent("eqr\(round)", .refund, for: "eq\(round)"))
                 _ = try await (equipped, refunded)
                 let inventory = try await ledger.inventory(of: uid)
                 #expect(inventory.faces == [0])

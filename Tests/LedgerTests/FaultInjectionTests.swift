@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 import Postgres
-import Testing
+import Synchronization
 import TestSupport
+import Testing
 
 @testable import Ledger
 
@@ -11,12 +11,15 @@ struct FaultInjectionTests {
     /// A ledger whose multi-statement transactions lose their connection after the first statement:
     /// the server process is terminated from another connection (and waited for) before the next.
     func killingLedger(_ db: TestDatabase, killed: Counter) -> LedgerStore {
-        LedgerStore(client: db.client, betweenStatements: { _, connection in
-            let pid = try await connection.query("SELECT pg_backend_pid()").single().decode(Int.self, at: 0)
-            let terminated = try await db.client.query("SELECT pg_terminate_backend(\(pid)::integer, 5000)").single()
-            #expect(try terminated.decode(Bool.self, at: 0))
-            killed.increment()
-        })
+        LedgerStore(
+            client: db.client,
+            betweenStatements: { _, connection in
+                let pid = try await connection.query("SELECT pg_backend_pid()").single().decode(Int.self, at: 0)
+                let terminated = try await db.client.query("SELECT pg_terminate_backend(\(pid)::integer, 5000)")
+                    .single()
+                #expect(try terminated.decode(Bool.self, at: 0))
+                killed.increment()
+            })
     }
 
     @Test("a refund event whose connection dies before it is applied leaves nothing; sent again it applies")
@@ -32,7 +35,8 @@ struct FaultInjectionTests {
             #expect(killed.value == 1)
             #expect(error.isConnectionError, "\(error)")
             #expect(try await ledgerRowCounts(db.client) == before)
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "k1")) == .applied(.refunded))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "k1")) == .applied(.refunded))
         }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @testable import Ledger
 
@@ -34,7 +34,8 @@ struct LedgerModelTests {
                         var failures: [String] = []
                         for index in stride(from: worker, to: seeds.count, by: workers) {
                             do {
-                                var sequence = ModelSequence(seed: seeds[index], steps: steps, ledger: ledger, client: db.client)
+                                var sequence = ModelSequence(
+                                    seed: seeds[index], steps: steps, ledger: ledger, client: db.client)
                                 try await sequence.run()
                             } catch {
                                 failures.append("\(error)")
@@ -164,8 +165,10 @@ struct ModelSequence {
 
     func transaction(for purchase: LedgerModel.PurchaseFact) -> VerifiedTransaction {
         var transaction = makeTransaction(
-            purchase.key.transactionId, item: purchase.item, store: purchase.key.store, environment: purchase.key.environment,
-            price: purchase.price?.amountMilli, unpriced: purchase.price == nil, currency: purchase.price?.currency ?? "KRW",
+            purchase.key.transactionId, item: purchase.item, store: purchase.key.store,
+            environment: purchase.key.environment,
+            price: purchase.price?.amountMilli, unpriced: purchase.price == nil,
+            currency: purchase.price?.currency ?? "KRW",
             ownership: purchase.shared ? .familyShared : .purchased, evidence: purchase.evidence)
         transaction.currency = purchase.price?.currency
         return transaction
@@ -179,13 +182,20 @@ struct ModelSequence {
         } else {
             key = randomKey()
         }
-        let item: ItemID = Bool.random(using: &random) ? .face(Int.random(in: 1...4, using: &random)) : .background(Int.random(in: 1...7, using: &random))
+        let item: ItemID =
+            Bool.random(using: &random)
+            ? .face(Int.random(in: 1...4, using: &random)) : .background(Int.random(in: 1...7, using: &random))
         let priceRoll = Int.random(in: 0..<10, using: &random)
         let price: Money? =
-            priceRoll == 0 ? nil : Money(amountMilli: priceRoll == 1 ? 0 : catalogPrice(item), currency: priceRoll == 2 ? "USD" : "KRW")
+            priceRoll == 0
+            ? nil
+            : Money(amountMilli: priceRoll == 1 ? 0 : catalogPrice(item), currency: priceRoll == 2 ? "USD" : "KRW")
         let shared = Int.random(in: 0..<100, using: &random) < 15
-        let purchase = LedgerModel.PurchaseFact(uid: uid, item: item, shared: shared, price: price, evidence: "v1", key: key)
-        operations.append("buy \(key) \(item) for \(uid), shared \(shared), price \(price.map { "\($0.amountMilli) \($0.currency)" } ?? "none")")
+        let purchase = LedgerModel.PurchaseFact(
+            uid: uid, item: item, shared: shared, price: price, evidence: "v1", key: key)
+        operations.append(
+            "buy \(key) \(item) for \(uid), shared \(shared), price \(price.map { "\($0.amountMilli) \($0.currency)" } ?? "none")"
+        )
 
         guard model.equipped[uid] != nil else {
             do {
@@ -200,7 +210,9 @@ struct ModelSequence {
         model.purchases[key] = purchase
         unbought.removeAll { $0 == key }
         model.settle(key)
-        guard case .recorded(let recorded) = outcome else { throw fail("purchase outcome \(outcome), expected recorded") }
+        guard case .recorded(let recorded) = outcome else {
+            throw fail("purchase outcome \(outcome), expected recorded")
+        }
         try expect(recorded.state, model.purchases[key]!.state, "state of the new purchase")
         try expect(recorded.item, item, "item")
     }
@@ -210,7 +222,9 @@ struct ModelSequence {
         let purchase = model.purchases[key]!
         operations.append("resubmit \(key) by its owner \(purchase.uid)")
         let outcome = try await ledger.recordPurchase(transaction(for: purchase), for: purchase.uid)
-        guard case .duplicate(let stored) = outcome else { throw fail("resubmission outcome \(outcome), expected duplicate") }
+        guard case .duplicate(let stored) = outcome else {
+            throw fail("resubmission outcome \(outcome), expected duplicate")
+        }
         try expect(stored.state, purchase.state, "duplicate's state")
         try expect(stored.uid, purchase.uid, "duplicate's owner")
     }
@@ -220,7 +234,9 @@ struct ModelSequence {
         let purchase = model.purchases[key]!
         guard let thief = pick(registered.filter { $0 != purchase.uid }) else { return }
         operations.append("replay \(key) by \(thief)")
-        try expect(try await ledger.recordPurchase(transaction(for: purchase), for: thief), .conflict(.ownedByAnotherUser), "replay")
+        try expect(
+            try await ledger.recordPurchase(transaction(for: purchase), for: thief), .conflict(.ownedByAnotherUser),
+            "replay")
     }
 
     mutating func alterEvidence() async throws {
@@ -232,14 +248,18 @@ struct ModelSequence {
         if Bool.random(using: &random) {
             operations.append("resubmit \(key) re-signed")
             let outcome = try await ledger.recordPurchase(transaction(for: purchase), for: purchase.uid)
-            guard case .duplicate(let stored) = outcome else { throw fail("re-signed outcome \(outcome), expected duplicate") }
+            guard case .duplicate(let stored) = outcome else {
+                throw fail("re-signed outcome \(outcome), expected duplicate")
+            }
             try expect(stored.state, purchase.state, "re-signed duplicate's state")
             return
         }
         operations.append("resubmit \(key) with other evidence for another product")
         var altered = transaction(for: purchase)
         altered.productId = productId(purchase.item.kind == .face ? .background(1) : .face(1))
-        try expect(try await ledger.recordPurchase(altered, for: purchase.uid), .conflict(.differentEvidence), "altered evidence")
+        try expect(
+            try await ledger.recordPurchase(altered, for: purchase.uid), .conflict(.differentEvidence),
+            "altered evidence")
     }
 
     mutating func refundEvent() async throws {
@@ -261,7 +281,8 @@ struct ModelSequence {
         let event = LedgerModel.Event(id: nextId("e"), kind: kind, key: key, second: second)
         operations.append("event \(event.id) \(kind) for \(key) at \(second)")
         let outcome = try await ledger.recordRefundEvent(
-            makeRefundEvent(event.id, kind, for: key.transactionId, environment: key.environment, store: key.store, second: second))
+            makeRefundEvent(
+                event.id, kind, for: key.transactionId, environment: key.environment, store: key.store, second: second))
         model.events[event.id] = event
         model.eventsByKey[key, default: []].append(event)
         model.settle(key)
@@ -275,8 +296,9 @@ struct ModelSequence {
         let kind: RefundEvent.Kind = conflicting ? (event.kind == .refund ? .refundReversal : .refund) : event.kind
         operations.append("resend event \(id) as \(kind)")
         let outcome = try await ledger.recordRefundEvent(
-            makeRefundEvent(id, kind, for: event.key.transactionId, environment: event.key.environment, store: event.key.store,
-                            second: event.second))
+            makeRefundEvent(
+                id, kind, for: event.key.transactionId, environment: event.key.environment, store: event.key.store,
+                second: event.second))
         try expect(outcome, conflicting ? .conflict : .duplicate(model.purchases[event.key]?.state), "resent event")
     }
 
@@ -287,7 +309,9 @@ struct ModelSequence {
         operations.append("equip face \(face) background \(background) for \(uid)")
         do {
             let outcome = try await ledger.equip(face: face, background: background, for: uid)
-            guard model.equipped[uid] != nil, face <= 4, background <= 7 else { throw fail("equip succeeded: \(outcome)") }
+            guard model.equipped[uid] != nil, face <= 4, background <= 7 else {
+                throw fail("equip succeeded: \(outcome)")
+            }
             let notOwned = [ItemID.face(face), .background(background)].filter { !model.owns(uid, $0) }
             if notOwned.isEmpty {
                 model.equipped[uid] = EquippedItems(face: face, background: background)
@@ -306,7 +330,8 @@ struct ModelSequence {
         guard let uid = pick(registered) else { return }
         operations.append("buy an unknown product for \(uid)")
         do {
-            _ = try await ledger.recordPurchase(makeTransaction(nextId("t"), productId: "com.example.unknown"), for: uid)
+            _ = try await ledger.recordPurchase(
+                makeTransaction(nextId("t"), productId: "com.example.unknown"), for: uid)
             throw fail("an unknown product was accepted")
         } catch let error as LedgerError {
             try expect(error.code, .unknownProduct, "unknown product")
@@ -336,12 +361,15 @@ struct ModelSequence {
             """
         ).single()
         let (users, grants, purchases, money) = try row.decode(([String], [String], [String], [String]).self)
-        try expect(users.sorted(), model.equipped.map { "\($0.key) \($0.value.face) \($0.value.background)" }.sorted(), "users and equipped items")
+        try expect(
+            users.sorted(), model.equipped.map { "\($0.key) \($0.value.face) \($0.value.background)" }.sorted(),
+            "users and equipped items")
         let free = model.equipped.keys.flatMap { ["\($0) face 0 free 0 0", "\($0) background 0 free 0 0"] }
         let counts = model.grantCounts().map { "\($0.key) \($0.value[0]) \($0.value[1])" }
         try expect(grants.sorted(), (free + counts).sorted(), "grants")
         try expect(
-            purchases.sorted(), model.purchases.values.map { "\($0.key.transactionId) \($0.state.rawValue) \($0.entries)" }.sorted(),
+            purchases.sorted(),
+            model.purchases.values.map { "\($0.key.transactionId) \($0.state.rawValue) \($0.entries)" }.sorted(),
             "purchase states and journal entry counts")
         try expect(money.sorted(), model.balances().map { "\($0.key) \($0.value)" }.sorted(), "balances")
     }

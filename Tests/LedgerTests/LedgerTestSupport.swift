@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @testable import Ledger
 
@@ -100,7 +100,8 @@ func makeRefundEvent(
 ) -> RefundEvent {
     RefundEvent(
         sourceEventId: eventId, kind: kind, store: store, environment: environment, transactionId: transactionId,
-        signedDate: Date(timeIntervalSince1970: 1_760_000_000 + Double(second)), revocationReason: kind == .refund ? 0 : nil,
+        signedDate: Date(timeIntervalSince1970: 1_760_000_000 + Double(second)),
+        revocationReason: kind == .refund ? 0 : nil,
         evidenceSHA256: fakeDigest("event/\(eventId)"))
 }
 

@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @testable import Ledger
 
@@ -64,7 +64,8 @@ struct NotificationStoreTests {
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             let bought = makeTransaction("n3", item: .background(4))
             _ = try await ledger.recordPurchase(bought, for: "alice")
-            _ = try await ledger.storeNotification(Self.notification("a", .refund, for: bought, second: 10), signedPayload: "a")
+            _ = try await ledger.storeNotification(
+                Self.notification("a", .refund, for: bought, second: 10), signedPayload: "a")
             _ = try await ledger.storeNotification(
                 Self.notification("b", .refund, for: makeTransaction("n-unknown"), second: 20), signedPayload: "b")
             #expect(try await ledger.unappliedNotifications() == ["a", "b"])

@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @testable import Ledger
 
@@ -20,7 +20,8 @@ struct PurchaseTests {
             #expect(purchase.price == Money(amountMilli: 2_500_000, currency: "KRW"))
             #expect(purchase.state == .live)
 
-            #expect(try await balances(db.client) == ["receivable:app_store": 2_500_000, "revenue:background": -2_500_000])
+            #expect(
+                try await balances(db.client) == ["receivable:app_store": 2_500_000, "revenue:background": -2_500_000])
             #expect(try await scalar(db.client, "SELECT count(*) FROM journal_entries WHERE kind = 'purchase'") == 1)
             let inventory = try await ledger.inventory(of: "alice")
             #expect(inventory.backgrounds == [0, 4])
@@ -90,8 +91,12 @@ struct PurchaseTests {
         try await withLedger { db, ledger in
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             #expect(try await ledger.recordPurchase(makeTransaction("1003"), for: "alice").isRecorded)
-            #expect(try await ledger.recordPurchase(makeTransaction("1003", environment: .sandbox), for: "alice").isRecorded)
-            #expect(try await ledger.recordPurchase(makeTransaction("1003", store: .stub, environment: .stub), for: "alice").isRecorded)
+            #expect(
+                try await ledger.recordPurchase(makeTransaction("1003", environment: .sandbox), for: "alice").isRecorded
+            )
+            #expect(
+                try await ledger.recordPurchase(makeTransaction("1003", store: .stub, environment: .stub), for: "alice")
+                    .isRecorded)
             #expect(try await scalar(db.client, "SELECT count(*) FROM purchases") == 3)
         }
     }
@@ -100,8 +105,10 @@ struct PurchaseTests {
     func booksAreSeparate() async throws {
         try await withLedger { db, ledger in
             _ = try await ledger.register(uid: "alice", profile: testProfile)
-            _ = try await ledger.recordPurchase(makeTransaction("s1", item: .face(1), environment: .sandbox), for: "alice")
-            _ = try await ledger.recordPurchase(makeTransaction("x1", item: .face(2), environment: .xcode), for: "alice")
+            _ = try await ledger.recordPurchase(
+                makeTransaction("s1", item: .face(1), environment: .sandbox), for: "alice")
+            _ = try await ledger.recordPurchase(
+                makeTransaction("x1", item: .face(2), environment: .xcode), for: "alice")
             _ = try await ledger.recordPurchase(
                 makeTransaction("st1", item: .background(1), store: .stub, environment: .stub), for: "alice")
             #expect(
@@ -118,14 +125,18 @@ struct PurchaseTests {
     func familySharedAndUnpriced() async throws {
         try await withLedger { db, ledger in
             _ = try await ledger.register(uid: "kid", profile: testProfile)
-            let shared = try await ledger.recordPurchase(makeTransaction("f1", item: .face(4), ownership: .familyShared), for: "kid")
+            let shared = try await ledger.recordPurchase(
+                makeTransaction("f1", item: .face(4), ownership: .familyShared), for: "kid")
             #expect(shared.purchase?.ownershipType == .familyShared)
-            let unpriced = try await ledger.recordPurchase(makeTransaction("u1", item: .face(2), unpriced: true), for: "kid")
+            let unpriced = try await ledger.recordPurchase(
+                makeTransaction("u1", item: .face(2), unpriced: true), for: "kid")
             #expect(unpriced.purchase?.price == nil)
             #expect(try await ledger.inventory(of: "kid").faces == [0, 2, 4])
             #expect(try await scalar(db.client, "SELECT count(*) FROM journal_entries") == 2)
             #expect(try await scalar(db.client, "SELECT count(*) FROM postings") == 0)
-            #expect(try await scalar(db.client, "SELECT shared_count FROM grants WHERE uid = 'kid' AND item_index = 4") == 1)
+            #expect(
+                try await scalar(db.client, "SELECT shared_count FROM grants WHERE uid = 'kid' AND item_index = 4") == 1
+            )
         }
     }
 
@@ -162,7 +173,9 @@ struct PurchaseTests {
             oddOwnership.ownershipType = OwnershipType(rawValue: "BORROWED")
             malformed.append(oddOwnership)
             for transaction in malformed {
-                let error = try await #require(throws: LedgerError.self) { try await ledger.recordPurchase(transaction, for: "alice") }
+                let error = try await #require(throws: LedgerError.self) {
+                    try await ledger.recordPurchase(transaction, for: "alice")
+                }
                 #expect(error.code == .invalidInput, "\(transaction.transactionId): \(error)")
             }
             #expect(try await ledgerRowCounts(db.client) == before)
@@ -175,7 +188,9 @@ struct PurchaseTests {
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("3001", item: .face(2)), for: "alice")
             _ = try await ledger.recordPurchase(makeTransaction("3002", item: .face(2)), for: "alice")
-            #expect(try await scalar(db.client, "SELECT purchased_count FROM grants WHERE uid = 'alice' AND item_index = 2") == 2)
+            #expect(
+                try await scalar(db.client, "SELECT purchased_count FROM grants WHERE uid = 'alice' AND item_index = 2")
+                    == 2)
             #expect(try await ledger.transactionIds(of: "alice") == ["3001", "3002"])
             #expect(try await balances(db.client)["revenue:face"] == -5_000_000)
         }

@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @testable import Ledger
 
@@ -13,7 +13,8 @@ struct RefundTests {
         try await withLedger { db, ledger in
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("r1", item: .face(3)), for: "alice")
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r1")) == .applied(.refunded))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r1")) == .applied(.refunded))
             #expect(try await ledger.inventory(of: "alice").faces == [0])
             #expect(try await balances(db.client) == ["revenue:face": -2_500_000, "refunds:face": 2_500_000])
             #expect(try await ledger.purchaseHistory(of: "alice").first?.state == .refunded)
@@ -25,16 +26,26 @@ struct RefundTests {
         try await withLedger { db, ledger in
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("r2", item: .background(2)), for: "alice")
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r2", second: 10)) == .applied(.refunded))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r2", second: 10))
+                    == .applied(.refunded))
             #expect(try await ledger.inventory(of: "alice").backgrounds == [0])
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e2", .refundReversal, for: "r2", second: 20)) == .applied(.live))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e2", .refundReversal, for: "r2", second: 20))
+                    == .applied(.live))
             #expect(try await ledger.inventory(of: "alice").backgrounds == [0, 2])
-            #expect(try await balances(db.client) == ["receivable:app_store": 1_200_000, "revenue:background": -1_200_000])
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e3", .refund, for: "r2", second: 30)) == .applied(.refunded))
+            #expect(
+                try await balances(db.client) == ["receivable:app_store": 1_200_000, "revenue:background": -1_200_000])
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e3", .refund, for: "r2", second: 30))
+                    == .applied(.refunded))
             #expect(try await ledger.inventory(of: "alice").backgrounds == [0])
-            let kinds = try await db.client.query("SELECT kind FROM journal_entries ORDER BY seq").map { try $0.decode(String.self, at: 0) }
+            let kinds = try await db.client.query("SELECT kind FROM journal_entries ORDER BY seq").map {
+                try $0.decode(String.self, at: 0)
+            }
             #expect(kinds == ["purchase", "refund", "refund_reversal", "refund"])
-            #expect(try await balances(db.client) == ["revenue:background": -1_200_000, "refunds:background": 1_200_000])
+            #expect(
+                try await balances(db.client) == ["revenue:background": -1_200_000, "refunds:background": 1_200_000])
         }
     }
 
@@ -43,12 +54,16 @@ struct RefundTests {
         try await withLedger { db, ledger in
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("r3"), for: "alice")
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r3")) == .applied(.refunded))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r3")) == .applied(.refunded))
             let before = try await ledgerRowCounts(db.client)
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r3")) == .duplicate(.refunded))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r3")) == .duplicate(.refunded))
             #expect(try await ledgerRowCounts(db.client) == before)
             // Another event id saying the same thing: recorded, but no second refund entry.
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e2", .refund, for: "r3", second: 200)) == .applied(.refunded))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e2", .refund, for: "r3", second: 200))
+                    == .applied(.refunded))
             #expect(try await scalar(db.client, "SELECT count(*) FROM journal_entries WHERE kind = 'refund'") == 1)
             // The same event id for another transaction or kind is a conflict.
             #expect(try await ledger.recordRefundEvent(makeRefundEvent("e1", .refundReversal, for: "r3")) == .conflict)
@@ -68,7 +83,9 @@ struct RefundTests {
             #expect(try await ledger.inventory(of: "alice").faces == [0])
             #expect(try await balances(db.client) == ["revenue:face": -1_200_000, "refunds:face": 1_200_000])
             // Posting it again is a duplicate that reports the refunded state.
-            #expect(try await ledger.recordPurchase(makeTransaction("r4", item: .face(1)), for: "alice").purchase?.state == .refunded)
+            #expect(
+                try await ledger.recordPurchase(makeTransaction("r4", item: .face(1)), for: "alice").purchase?.state
+                    == .refunded)
         }
     }
 
@@ -76,8 +93,11 @@ struct RefundTests {
     func refundAndReversalBeforePurchase() async throws {
         try await withLedger { db, ledger in
             _ = try await ledger.register(uid: "alice", profile: testProfile)
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r5", second: 10)) == .parked)
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e2", .refundReversal, for: "r5", second: 20)) == .parked)
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r5", second: 10)) == .parked)
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e2", .refundReversal, for: "r5", second: 20))
+                    == .parked)
             #expect(try await ledger.recordPurchase(makeTransaction("r5"), for: "alice").purchase?.state == .live)
             #expect(try await scalar(db.client, "SELECT count(*) FROM journal_entries") == 1)
         }
@@ -89,8 +109,12 @@ struct RefundTests {
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("r6"), for: "alice")
             // The reversal (signed later) arrives before the refund it reverses.
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e2", .refundReversal, for: "r6", second: 20)) == .applied(.live))
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r6", second: 10)) == .applied(.live))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e2", .refundReversal, for: "r6", second: 20))
+                    == .applied(.live))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "r6", second: 10))
+                    == .applied(.live))
             #expect(try await ledger.inventory(of: "alice").faces == [0, 1])
         }
     }
@@ -110,7 +134,9 @@ struct RefundTests {
             let after = try await ledger.inventory(of: "alice")
             #expect(after.faces == [0])
             #expect(after.equipped.face == 0, "a refunded item is un-equipped")
-            #expect(try await scalar(db.client, "SELECT purchased_count FROM grants WHERE uid = 'alice' AND item_index = 2") == 0)
+            #expect(
+                try await scalar(db.client, "SELECT purchased_count FROM grants WHERE uid = 'alice' AND item_index = 2")
+                    == 0)
         }
     }
 
@@ -119,16 +145,26 @@ struct RefundTests {
         try await withLedger { db, ledger in
             _ = try await ledger.register(uid: "kid", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("own", item: .background(5)), for: "kid")
-            _ = try await ledger.recordPurchase(makeTransaction("shared", item: .background(5), ownership: .familyShared), for: "kid")
-            _ = try await ledger.recordPurchase(makeTransaction("shared2", item: .background(6), ownership: .familyShared), for: "kid")
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("v1", .familyRevoke, for: "shared")) == .applied(.revoked))
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("v2", .familyRevoke, for: "shared2")) == .applied(.revoked))
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("v3", .familyRevoke, for: "own")) == .applied(.live))
+            _ = try await ledger.recordPurchase(
+                makeTransaction("shared", item: .background(5), ownership: .familyShared), for: "kid")
+            _ = try await ledger.recordPurchase(
+                makeTransaction("shared2", item: .background(6), ownership: .familyShared), for: "kid")
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("v1", .familyRevoke, for: "shared"))
+                    == .applied(.revoked))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("v2", .familyRevoke, for: "shared2"))
+                    == .applied(.revoked))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("v3", .familyRevoke, for: "own")) == .applied(.live))
             #expect(try await ledger.inventory(of: "kid").backgrounds == [0, 5])
             // Revoked is final: a later reversal does not bring the shared grant back.
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("v4", .refundReversal, for: "shared2", second: 500)) == .applied(.revoked))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("v4", .refundReversal, for: "shared2", second: 500))
+                    == .applied(.revoked))
             #expect(try await ledger.inventory(of: "kid").backgrounds == [0, 5])
-            #expect(try await balances(db.client) == ["receivable:app_store": 2_500_000, "revenue:background": -2_500_000])
+            #expect(
+                try await balances(db.client) == ["receivable:app_store": 2_500_000, "revenue:background": -2_500_000])
         }
     }
 
@@ -138,7 +174,9 @@ struct RefundTests {
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("sb", environment: .sandbox), for: "alice")
             _ = try await ledger.recordPurchase(makeTransaction("sb"), for: "alice")
-            #expect(try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "sb", environment: .sandbox)) == .applied(.refunded))
+            #expect(
+                try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "sb", environment: .sandbox))
+                    == .applied(.refunded))
             #expect(
                 try await balances(db.client) == [
                     "sandbox:revenue:face": -1_200_000, "sandbox:refunds:face": 1_200_000,
@@ -166,8 +204,10 @@ struct RefundTests {
         let transaction = makeTransaction("n1")
         func notification(_ type: VerifiedNotification.NotificationType) -> VerifiedNotification {
             VerifiedNotification(
-                notificationType: type, subtype: nil, notificationUUID: "uuid-1", signedDate: Date(timeIntervalSince1970: 5),
-                environment: .production, bundleId: "com.memolease.sesac1", appAppleId: nil, consumptionRequestReason: nil,
+                notificationType: type, subtype: nil, notificationUUID: "uuid-1",
+                signedDate: Date(timeIntervalSince1970: 5),
+                environment: .production, bundleId: "com.memolease.sesac1", appAppleId: nil,
+                consumptionRequestReason: nil,
                 transaction: transaction, evidenceSHA256: fakeDigest("n"))
         }
         #expect(RefundEvent(notification: notification(.refund))?.kind == .refund)

@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Bindings and decoding")
 struct BindingTests {
@@ -46,10 +46,13 @@ struct BindingTests {
             try await db.client.query("DELETE FROM everything")
             let none: Int? = nil
             try await db.client.query(
-                "INSERT INTO everything (i64, label, at, id, blob, ints) VALUES (\(none), \(String?.none), \(Date?.none), \(UUID?.none), \(Data?.none), \([Int]?.none))")
+                "INSERT INTO everything (i64, label, at, id, blob, ints) VALUES (\(none), \(String?.none), \(Date?.none), \(UUID?.none), \(Data?.none), \([Int]?.none))"
+            )
             let nulls = try await db.client.query("SELECT i64, label, at, id, blob, ints FROM everything").single()
             let decoded = try nulls.decode((Int?, String?, Date?, UUID?, Data?, [Int]?).self)
-            #expect(decoded.0 == nil && decoded.1 == nil && decoded.2 == nil && decoded.3 == nil && decoded.4 == nil && decoded.5 == nil)
+            #expect(
+                decoded.0 == nil && decoded.1 == nil && decoded.2 == nil && decoded.3 == nil && decoded.4 == nil
+                    && decoded.5 == nil)
             #expect(throws: PostgresError.self) { try nulls.decode(Int.self, at: 0) }
         }
     }
@@ -62,7 +65,9 @@ struct BindingTests {
             let bigBytes = Data((0..<(1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
             for (label, data) in [("", Data()), ("ÀÉÎõü — 新芽 — 🌱", Data([0])), (big, bigBytes)] {
                 try await db.client.query("INSERT INTO blobs VALUES (\(label), \(data))")
-                let row = try await db.client.query("SELECT label, data, octet_length(label) FROM blobs WHERE label = \(label)").single()
+                let row = try await db.client.query(
+                    "SELECT label, data, octet_length(label) FROM blobs WHERE label = \(label)"
+                ).single()
                 #expect(try row.decode(String.self, at: 0) == label)
                 #expect(try row.decode(Data.self, at: 1) == data)
                 #expect(try row.decode(Int.self, at: 2) == label.utf8.count)
@@ -76,7 +81,8 @@ struct BindingTests {
         try await withTestDatabase { db in
             try await db.client.query("CREATE TABLE notes (body text)")
             let attacks = [
-                "'; DROP TABLE notes; --", "\"; DROP TABLE notes; --", "$1", "' OR '1'='1", "\\'; SELECT pg_sleep(5); --",
+                "'; DROP TABLE notes; --", "\"; DROP TABLE notes; --", "$1", "' OR '1'='1",
+                "\\'; SELECT pg_sleep(5); --",
                 "Robert'); DROP TABLE students;--", "$$ LANGUAGE plpgsql $$", "E'\\x00'",
             ]
             for attack in attacks {
@@ -87,7 +93,9 @@ struct BindingTests {
             // A quoted identifier cannot break out either.
             let rows = try await db.client.query("SELECT 1 AS \(identifier: "x\"; DROP TABLE notes; --")")
             #expect(rows.columns.first?.name == "x\"; DROP TABLE notes; --")
-            #expect(try await db.client.query("SELECT count(*) FROM notes").single().decode(Int.self, at: 0) == attacks.count)
+            #expect(
+                try await db.client.query("SELECT count(*) FROM notes").single().decode(Int.self, at: 0)
+                    == attacks.count)
         }
     }
 
@@ -95,7 +103,9 @@ struct BindingTests {
     func nulInText() async throws {
         try await withTestDatabase { db in
             try await db.client.query("CREATE TABLE notes (body text)")
-            await #expect(throws: PostgresError.self) { try await db.client.query("INSERT INTO notes VALUES (\("a\u{0}b"))") }
+            await #expect(throws: PostgresError.self) {
+                try await db.client.query("INSERT INTO notes VALUES (\("a\u{0}b"))")
+            }
             #expect(try await db.client.query("SELECT count(*) FROM notes").single().decode(Int.self, at: 0) == 0)
         }
     }
@@ -103,15 +113,19 @@ struct BindingTests {
     @Test("decoding into the wrong type is a clear error naming the column and types")
     func wrongTypeDecode() async throws {
         try await withTestDatabase { db in
-            let row = try await db.client.query("SELECT 42 AS answer, 'text' AS word, 1.5::numeric AS fraction").single()
+            let row = try await db.client.query("SELECT 42 AS answer, 'text' AS word, 1.5::numeric AS fraction")
+                .single()
             let error = try #require(throws: PostgresError.self) { try row.decode(String.self, at: 0) }
             #expect(error.code == .decoding)
-            #expect(error.message.contains("answer") && error.message.contains("int4") && error.message.contains("String"))
+            #expect(
+                error.message.contains("answer") && error.message.contains("int4") && error.message.contains("String"))
             #expect(throws: PostgresError.self) { try row.decode(Int.self, column: "word") }
             #expect(throws: PostgresError.self) { try row.decode(Int.self, column: "fraction") }
             #expect(throws: PostgresError.self) { try row.decode(Int16.self, at: 5) }
             #expect(try row.decode(Double.self, column: "fraction") == 1.5)
-            let sum = try await db.client.query("SELECT sum(x) FROM (VALUES (9223372036854775807::int8), (-1::int8)) v(x)").single()
+            let sum = try await db.client.query(
+                "SELECT sum(x) FROM (VALUES (9223372036854775807::int8), (-1::int8)) v(x)"
+            ).single()
             #expect(try sum.decode(Int64.self, at: 0) == Int64.max - 1)
         }
     }
@@ -124,7 +138,11 @@ enum JSONValue: Codable, Equatable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if let number = try? container.decode(Double.self) { self = .number(number) } else { self = .string(try container.decode(String.self)) }
+        if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else {
+            self = .string(try container.decode(String.self))
+        }
     }
 
     func encode(to encoder: any Encoder) throws {

@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Client, pool and transactions")
 struct ClientTests {
@@ -71,7 +71,9 @@ struct ClientTests {
                 try await group.waitForAll()
             }
             #expect(try await db.client.query("SELECT n FROM counter").single().decode(Int.self, at: 0) == 8)
-            #expect(attempts.value.load(ordering: .relaxed) > 8, "concurrent serializable updates must have conflicted and retried")
+            #expect(
+                attempts.value.load(ordering: .relaxed) > 8,
+                "concurrent serializable updates must have conflicted and retried")
         }
     }
 
@@ -101,7 +103,10 @@ struct ClientTests {
     @Test("a lease that waits longer than the timeout fails with poolTimeout")
     func leaseTimeout() async throws {
         try await withTestDatabase { db in
-            let client = PostgresClient(configuration: .init(connection: .init(url: db.url), minimumConnections: 0, maximumConnections: 1, leaseTimeout: .milliseconds(200)))
+            let client = PostgresClient(
+                configuration: .init(
+                    connection: .init(url: db.url), minimumConnections: 0, maximumConnections: 1,
+                    leaseTimeout: .milliseconds(200)))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await client.query("SELECT pg_sleep(1.5)") }
                 try await Task.sleep(for: .milliseconds(300))
@@ -145,7 +150,8 @@ struct ClientTests {
             try await Task.sleep(for: .milliseconds(300))
             inTransaction.cancel()
             _ = await inTransaction.result
-            let exists = try await db.client.query("SELECT to_regclass('gone') IS NOT NULL").single().decode(Bool.self, at: 0)
+            let exists = try await db.client.query("SELECT to_regclass('gone') IS NOT NULL").single().decode(
+                Bool.self, at: 0)
             #expect(!exists)
         }
     }
@@ -168,7 +174,8 @@ struct ClientTests {
             var bytes = 0
             var sample: [UInt8] = []
             try await db.client.withConnection { connection in
-                try await connection.copyTo("COPY (SELECT id, label, note FROM items ORDER BY id) TO STDOUT") { reader in
+                try await connection.copyTo("COPY (SELECT id, label, note FROM items ORDER BY id) TO STDOUT") {
+                    reader in
                     for try await chunk in reader {
                         if sample.isEmpty { sample = chunk }
                         lines += chunk.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }

@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Pool across a PostgreSQL restart")
 struct RestartTests {
@@ -9,9 +9,13 @@ struct RestartTests {
     func survivesRestart() async throws {
         let folder = "/tmp/shopledger-restart-\(ProcessInfo.processInfo.processIdentifier)"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let cluster = try LocalPostgres(options: .init(dataDirectory: folder + "/data", port: try TestCluster.freePort(), durable: false))
+        let cluster = try LocalPostgres(
+            options: .init(dataDirectory: folder + "/data", port: try TestCluster.freePort(), durable: false))
         let running = try await cluster.start()
-        let client = PostgresClient(configuration: .init(connection: .init(url: running.url(database: "postgres")), minimumConnections: 0, maximumConnections: 4))
+        let client = PostgresClient(
+            configuration: .init(
+                connection: .init(url: running.url(database: "postgres")), minimumConnections: 0, maximumConnections: 4)
+        )
         do {
             // Fill the pool with several idle connections.
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -33,7 +37,9 @@ struct RestartTests {
                 #expect(try await client.query("SELECT 1").single().decode(Int.self, at: 0) == 1)
             }
             try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<8 { group.addTask { try await client.query("SELECT pg_backend_pid()").single().decode(Int.self, at: 0) } }
+                for _ in 0..<8 {
+                    group.addTask { try await client.query("SELECT pg_backend_pid()").single().decode(Int.self, at: 0) }
+                }
                 for try await pid in group { #expect(pid != pidsBefore) }
             }
         } catch {

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @Suite("x5c certificate chains")
 struct CertificateChainTests {

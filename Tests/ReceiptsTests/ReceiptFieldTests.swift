@@ -1,7 +1,7 @@
 import Foundation
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @Suite("The SeSAC receipt field")
 struct ReceiptFieldTests {

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @Suite("App Store signed transactions")
 struct SignedTransactionTests {
@@ -225,7 +225,8 @@ struct SignedTransactionTests {
     func deeplyNested() async {
         let jws = pki.sign(Fixtures.transaction())
         let parts = jws.split(separator: ".").map(String.init)
-        let deepHeader = TestPKI.base64URL(Data(("{\"alg\":\"ES256\",\"x5c\":" + String(repeating: "[", count: 5_000)).utf8))
+        let deepHeader = TestPKI.base64URL(
+            Data(("{\"alg\":\"ES256\",\"x5c\":" + String(repeating: "[", count: 5_000)).utf8))
         let deepPayload = TestPKI.base64URL(Data(String(repeating: "[", count: 40_000).utf8))
         for input in [deepHeader + "." + parts[1] + "." + parts[2], parts[0] + "." + deepPayload + "." + parts[2]] {
             #expect(await refusalReason { _ = try await verifier.verifyTransaction(input) } == .malformed)

@@ -8,7 +8,8 @@ struct StubNotificationTests {
     static let secret = StubReceiptTests.secret
 
     static func refund(
-        type: VerifiedNotification.NotificationType = .refund, uuid: String = "n-1", bundleId: String = Fixtures.bundleId,
+        type: VerifiedNotification.NotificationType = .refund, uuid: String = "n-1",
+        bundleId: String = Fixtures.bundleId,
         environment: StoreEnvironment = .stub
     ) -> StubNotification {
         StubNotification(
@@ -74,17 +75,30 @@ struct StubNotificationTests {
     func refusals() async throws {
         let verifier = try StubReceiptTests.verifier()
         let signed = Self.refund().text(signedWith: Self.secret)
-        #expect(await refusalReason { _ = try await verifier.verifyNotification(Self.refund().text(signedWith: nil)) } == .invalidSignature)
-        #expect(await refusalReason { _ = try await verifier.verifyNotification(Self.refund().text(signedWith: "other")) } == .invalidSignature)
+        #expect(
+            await refusalReason { _ = try await verifier.verifyNotification(Self.refund().text(signedWith: nil)) }
+                == .invalidSignature)
+        #expect(
+            await refusalReason { _ = try await verifier.verifyNotification(Self.refund().text(signedWith: "other")) }
+                == .invalidSignature)
         let tampered = signed.replacingOccurrences(of: "transaction_id: stub-1", with: "transaction_id: stub-2")
         #expect(await refusalReason { _ = try await verifier.verifyNotification(tampered) } == .invalidSignature)
-        #expect(await refusalReason { _ = try await verifier.verifyNotification(Self.refund(bundleId: "other.app").text(signedWith: Self.secret)) } == .wrongBundleId)
-        #expect(await refusalReason { _ = try await verifier.verifyNotification(Self.refund(environment: .production).text(signedWith: Self.secret)) } == .wrongEnvironment)
+        #expect(
+            await refusalReason {
+                _ = try await verifier.verifyNotification(
+                    Self.refund(bundleId: "other.app").text(signedWith: Self.secret))
+            } == .wrongBundleId)
+        #expect(
+            await refusalReason {
+                _ = try await verifier.verifyNotification(
+                    Self.refund(environment: .production).text(signedWith: Self.secret))
+            } == .wrongEnvironment)
         let withUnknownKey = signed.replacingOccurrences(of: "signed_date_ms:", with: "price: 1\nsigned_date_ms:")
         #expect(await refusalReason { _ = try await verifier.verifyNotification(withUnknownKey) } == .malformed)
         let halfTransaction = signed.replacingOccurrences(of: "product_id: \(Fixtures.productId)\n", with: "")
         #expect(await refusalReason { _ = try await verifier.verifyNotification(halfTransaction) } == .malformed)
-        let repeated = signed.replacingOccurrences(of: "notification_uuid: n-1", with: "notification_uuid: n-1\nnotification_uuid: n-2")
+        let repeated = signed.replacingOccurrences(
+            of: "notification_uuid: n-1", with: "notification_uuid: n-1\nnotification_uuid: n-2")
         #expect(await refusalReason { _ = try await verifier.verifyNotification(repeated) } == .malformed)
         let production = try StubReceiptTests.verifier(acceptsStubs: false)
         #expect(await refusalReason { _ = try await production.verifyNotification(signed) } == .stubNotAccepted)

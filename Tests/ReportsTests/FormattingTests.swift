@@ -1,6 +1,7 @@
 import CivilDates
 import Foundation
 import Testing
+
 @testable import Reports
 
 @Suite("Dates, rates and amounts")

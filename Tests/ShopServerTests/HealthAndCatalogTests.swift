@@ -6,8 +6,8 @@ import Ledger
 import Postgres
 import Receipts
 import ShopServer
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Health and catalog endpoints")
 struct HealthAndCatalogTests {
@@ -32,7 +32,8 @@ struct HealthAndCatalogTests {
     @Test("GET /api/v1/catalog lists the 13 items with their product ids and KRW prices")
     func catalog() async throws {
         try await withTestDatabase { db in
-            let app = try buildApplication(configuration: ServerTest.configuration(), client: db.client, logger: ServerTest.quietLogger)
+            let app = try buildApplication(
+                configuration: ServerTest.configuration(), client: db.client, logger: ServerTest.quietLogger)
             try await app.test(.router) { client in
                 try await client.execute(uri: "/api/v1/catalog", method: .get) { response in
                     #expect(response.status == .ok)
@@ -43,10 +44,14 @@ struct HealthAndCatalogTests {
                     #expect(faces.map(\.index) == [0, 1, 2, 3, 4])
                     #expect(backgrounds.map(\.index) == [0, 1, 2, 3, 4, 5, 6, 7])
                     #expect(faces.map(\.price.amountMilli) == [0, 1_200_000, 2_500_000, 2_500_000, 2_500_000])
-                    #expect(backgrounds.map(\.price.amountMilli) == [0, 1_200_000, 1_200_000, 1_200_000, 2_500_000, 2_500_000, 2_500_000, 2_500_000])
+                    #expect(
+                        backgrounds.map(\.price.amountMilli) == [
+                            0, 1_200_000, 1_200_000, 1_200_000, 2_500_000, 2_500_000, 2_500_000, 2_500_000,
+                        ])
                     #expect(catalog.items.allSatisfy { $0.price.currency == "KRW" })
                     #expect(faces.map(\.productId) == [nil] + (1...4).map { "com.memolease.sesac1.sprout\($0)" })
-                    #expect(backgrounds.map(\.productId) == [nil] + (1...7).map { "com.memolease.sesac1.background\($0)" })
+                    #expect(
+                        backgrounds.map(\.productId) == [nil] + (1...7).map { "com.memolease.sesac1.background\($0)" })
                     #expect(faces[1].name == "튼튼 새싹" && backgrounds[7].name == "뮤지션 작업실")
                     #expect(backgrounds[0].description == "새싹들을 많이 마주치는 매력적인 하늘 공원입니다")
                 }
@@ -57,7 +62,8 @@ struct HealthAndCatalogTests {
     @Test("/healthz answers; /readyz is 200 with the database up and 503 when it cannot be reached")
     func health() async throws {
         try await withTestDatabase { db in
-            let app = try buildApplication(configuration: ServerTest.configuration(), client: db.client, logger: ServerTest.quietLogger)
+            let app = try buildApplication(
+                configuration: ServerTest.configuration(), client: db.client, logger: ServerTest.quietLogger)
             try await app.test(.router) { client in
                 try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
                 try await client.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
@@ -65,8 +71,11 @@ struct HealthAndCatalogTests {
         }
         // A client pointed at a port nothing listens on.
         let port = try TestCluster.freePort()
-        let unreachable = PostgresClient(configuration: .init(connection: .init(url: "postgresql://127.0.0.1:\(port)/none?connect_timeout=2"), minimumConnections: 0))
-        let app = try buildApplication(configuration: ServerTest.configuration(), client: unreachable, logger: ServerTest.quietLogger)
+        let unreachable = PostgresClient(
+            configuration: .init(
+                connection: .init(url: "postgresql://127.0.0.1:\(port)/none?connect_timeout=2"), minimumConnections: 0))
+        let app = try buildApplication(
+            configuration: ServerTest.configuration(), client: unreachable, logger: ServerTest.quietLogger)
         try await app.test(.router) { client in
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             try await client.execute(uri: "/readyz", method: .get) { response in
@@ -82,9 +91,12 @@ struct HealthAndCatalogTests {
         #expect(throws: ConfigurationError.self) { try ServerConfiguration(host: "").validate() }
         #expect(throws: ConfigurationError.self) { try ServerConfiguration(bodyLimit: 10).validate() }
         #expect(throws: ConfigurationError.self) { try ServerConfiguration(requestTimeout: .zero).validate() }
-        let client = PostgresClient(configuration: .init(connection: .init(url: "postgresql:///unused"), minimumConnections: 0))
+        let client = PostgresClient(
+            configuration: .init(connection: .init(url: "postgresql:///unused"), minimumConnections: 0))
         // No way to sign in, a short admin token, a stub secret without stubs...: refused at build time.
-        #expect(throws: ConfigurationError.self) { try buildApplication(configuration: ServerConfiguration(), client: client) }
+        #expect(throws: ConfigurationError.self) {
+            try buildApplication(configuration: ServerConfiguration(), client: client)
+        }
         var configuration = ServerTest.configuration()
         configuration.auth.adminToken = "short"
         #expect(throws: ConfigurationError.self) { try buildApplication(configuration: configuration, client: client) }

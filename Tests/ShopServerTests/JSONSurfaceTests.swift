@@ -5,8 +5,8 @@ import HummingbirdTesting
 import Ledger
 import Postgres
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @testable import ShopServer
 
@@ -27,29 +27,41 @@ struct JSONSurfaceTests {
             #expect((me.json["owned"] as? [String: [Int]]) == ["faces": [0], "backgrounds": [0]])
 
             let before = try await ledgerRowCounts(db.client)
-            let notOwned = try await client.api(.put, "/api/v1/me/equipped", uid: "j1", json: ["face": 3, "background": 0])
+            let notOwned = try await client.api(
+                .put, "/api/v1/me/equipped", uid: "j1", json: ["face": 3, "background": 0])
             #expect(notOwned.status == .conflict && notOwned.errorCode == "item_not_owned")
-            let noSuch = try await client.api(.put, "/api/v1/me/equipped", uid: "j1", json: ["face": 99, "background": 0])
+            let noSuch = try await client.api(
+                .put, "/api/v1/me/equipped", uid: "j1", json: ["face": 99, "background": 0])
             #expect(noSuch.status == .unprocessableContent && noSuch.errorCode == "no_such_item")
-            for body: Any in [["face": "3", "background": 0], ["face": 1e30, "background": 0], ["face": 1], [1, 2], "x", NSNull()] {
+            for body: Any in [
+                ["face": "3", "background": 0], ["face": 1e30, "background": 0], ["face": 1], [1, 2], "x", NSNull(),
+            ] {
                 let answer = try await client.api(.put, "/api/v1/me/equipped", uid: "j1", json: body)
                 #expect(answer.status == .badRequest, "\(body): \(answer.status) \(answer.body)")
             }
             let form = try await client.send(
-                .put, "/api/v1/me/equipped", headers: [.authorization: "Bearer dev:j1", .contentType: "application/x-www-form-urlencoded"],
+                .put, "/api/v1/me/equipped",
+                headers: [.authorization: "Bearer dev:j1", .contentType: "application/x-www-form-urlencoded"],
                 body: Array("face=0&background=0".utf8))
             #expect(form.status == .unsupportedMediaType)
             let notJSON = try await client.send(
-                .put, "/api/v1/me/equipped", headers: [.authorization: "Bearer dev:j1", .contentType: "application/json"],
+                .put, "/api/v1/me/equipped",
+                headers: [.authorization: "Bearer dev:j1", .contentType: "application/json"],
                 body: [0x7B, 0xFF, 0xFE])
             #expect(notJSON.status == .badRequest)
-            #expect(try await client.api(.put, "/api/v1/me/equipped", json: ["face": 0, "background": 0]).status == .unauthorized)
-            #expect(try await client.api(.put, "/api/v1/me/equipped", uid: "j1", json: ["face": 0, "background": 0]).status == .ok)
+            #expect(
+                try await client.api(.put, "/api/v1/me/equipped", json: ["face": 0, "background": 0]).status
+                    == .unauthorized)
+            #expect(
+                try await client.api(.put, "/api/v1/me/equipped", uid: "j1", json: ["face": 0, "background": 0]).status
+                    == .ok)
             #expect(try await ledgerRowCounts(db.client) == before)
         }
     }
 
-    @Test("purchases: signed transaction or receipt, 200 then duplicate, 409 another user's, 422 refused, 404 unregistered")
+    @Test(
+        "purchases: signed transaction or receipt, 200 then duplicate, 409 another user's, 422 refused, 404 unregistered"
+    )
     func purchases() async throws {
         try await withShopServer { client, db in
             _ = try await client.api(.post, "/api/v1/me", uid: "j1")
@@ -70,7 +82,9 @@ struct JSONSurfaceTests {
             // Apple re-signs a transaction when it is fetched again: still the same purchase.
             try await Task.sleep(for: .milliseconds(5))
             let resigned = ServerTest.signedTransaction(product(.face(4)), transaction: "2000000900000001")
-            #expect(try await client.api(.post, "/api/v1/purchases", uid: "j1", json: ["signedTransaction": resigned]).json["duplicate"] as? Bool == true)
+            #expect(
+                try await client.api(.post, "/api/v1/purchases", uid: "j1", json: ["signedTransaction": resigned]).json[
+                    "duplicate"] as? Bool == true)
             let stolen = try await client.api(.post, "/api/v1/purchases", uid: "j2", json: ["signedTransaction": jws])
             #expect(stolen.status == .conflict && stolen.errorCode == "transaction_owned_by_another_user")
 
@@ -80,25 +94,50 @@ struct JSONSurfaceTests {
             let refusals: [([String: Any], String)] = [
                 (["signedTransaction": unsigned], "unsupported_algorithm"),
                 (["signedTransaction": String(forged)], "invalid_signature"),
-                (["signedTransaction": ServerTest.signedTransaction(product(.face(1)), environment: "Xcode")], "wrong_environment"),
-                (["signedTransaction": ServerTest.signedTransaction("com.memolease.sesac1.sprout77")], "unknown_product"),
+                (
+                    ["signedTransaction": ServerTest.signedTransaction(product(.face(1)), environment: "Xcode")],
+                    "wrong_environment"
+                ),
+                (
+                    ["signedTransaction": ServerTest.signedTransaction("com.memolease.sesac1.sprout77")],
+                    "unknown_product"
+                ),
                 (["signedTransaction": "junk"], "malformed"),
-                (["receipt": ServerTest.stubReceipt(product(.face(1))), "productId": product(.face(2))], "product_not_in_receipt"),
+                (
+                    ["receipt": ServerTest.stubReceipt(product(.face(1))), "productId": product(.face(2))],
+                    "product_not_in_receipt"
+                ),
             ]
             for (body, code) in refusals {
                 let answer = try await client.api(.post, "/api/v1/purchases", uid: "j2", json: body)
-                #expect(answer.status == .unprocessableContent && answer.errorCode == code, "\(code): \(answer.status) \(answer.body)")
+                #expect(
+                    answer.status == .unprocessableContent && answer.errorCode == code,
+                    "\(code): \(answer.status) \(answer.body)")
             }
-            for body: Any in [[:] as [String: Any], ["signedTransaction": jws, "receipt": "x"], ["signedTransaction": 5], ["signedTransaction": ""]] {
-                #expect(try await client.api(.post, "/api/v1/purchases", uid: "j2", json: body).status == .badRequest, "\(body)")
+            for body: Any in [
+                [:] as [String: Any], ["signedTransaction": jws, "receipt": "x"], ["signedTransaction": 5],
+                ["signedTransaction": ""],
+            ] {
+                #expect(
+                    try await client.api(.post, "/api/v1/purchases", uid: "j2", json: body).status == .badRequest,
+                    "\(body)")
             }
-            let unregistered = try await client.api(.post, "/api/v1/purchases", uid: "nobody", json: ["signedTransaction": ServerTest.signedTransaction(product(.face(1)))])
+            let unregistered = try await client.api(
+                .post, "/api/v1/purchases", uid: "nobody",
+                json: ["signedTransaction": ServerTest.signedTransaction(product(.face(1)))])
             #expect(unregistered.status == .notFound && unregistered.errorCode == "user_not_registered")
-            #expect(try await client.api(.post, "/api/v1/purchases", token: "garbage", json: ["signedTransaction": jws]).status == .unauthorized)
+            #expect(
+                try await client.api(.post, "/api/v1/purchases", token: "garbage", json: ["signedTransaction": jws])
+                    .status == .unauthorized)
             #expect(try await ledgerRowCounts(db.client) == before)
 
-            let receipt = try await client.api(.post, "/api/v1/purchases", uid: "j2", json: ["receipt": ServerTest.stubReceipt(product(.background(5))), "productId": product(.background(5))])
-            #expect(receipt.status == .ok && (receipt.json["purchase"] as? [String: Any])?["store"] as? String == "stub")
+            let receipt = try await client.api(
+                .post, "/api/v1/purchases", uid: "j2",
+                json: [
+                    "receipt": ServerTest.stubReceipt(product(.background(5))), "productId": product(.background(5)),
+                ])
+            #expect(
+                receipt.status == .ok && (receipt.json["purchase"] as? [String: Any])?["store"] as? String == "stub")
         }
     }
 
@@ -107,19 +146,29 @@ struct JSONSurfaceTests {
         try await withShopServer { client, db in
             _ = try await client.api(.post, "/api/v1/me", uid: "j1")
             let jws = ServerTest.signedTransaction(product(.background(6)), transaction: "2000000900000002")
-            #expect(try await client.api(.post, "/api/v1/purchases", uid: "j1", json: ["signedTransaction": jws]).status == .ok)
-            let refund = ServerTest.signedNotification("REFUND", signedTransaction: jws, uuid: "11111111-2222-3333-4444-555555555555")
+            #expect(
+                try await client.api(.post, "/api/v1/purchases", uid: "j1", json: ["signedTransaction": jws]).status
+                    == .ok)
+            let refund = ServerTest.signedNotification(
+                "REFUND", signedTransaction: jws, uuid: "11111111-2222-3333-4444-555555555555")
             let stored = try await client.api(.post, "/api/v1/notifications/app-store", json: ["signedPayload": refund])
             #expect(stored.status == .ok, "\(stored.body)")
             #expect(stored.json["storage"] as? String == "stored" && stored.json["ledger"] as? String == "applied")
-            #expect((try await client.api(.get, "/api/v1/me", uid: "j1").json["owned"] as? [String: [Int]])?["backgrounds"] == [0])
+            #expect(
+                (try await client.api(.get, "/api/v1/me", uid: "j1").json["owned"] as? [String: [Int]])?["backgrounds"]
+                    == [0])
 
             let before = try await ledgerRowCounts(db.client)
-            let duplicate = try await client.api(.post, "/api/v1/notifications/app-store", json: ["signedPayload": refund])
+            let duplicate = try await client.api(
+                .post, "/api/v1/notifications/app-store", json: ["signedPayload": refund])
             #expect(duplicate.status == .ok && duplicate.json["storage"] as? String == "duplicate")
             let bad: [Any] = [
-                ["signedPayload": "not a jws"], ["signedPayload": String(refund.dropLast(3)) + "abc"], ["payload": refund],
-                ["signedPayload": ServerTest.stubNotification(.refund, transaction: "x", product: product(.face(1))).replacingOccurrences(of: "hmac", with: "hmaC")],
+                ["signedPayload": "not a jws"], ["signedPayload": String(refund.dropLast(3)) + "abc"],
+                ["payload": refund],
+                [
+                    "signedPayload": ServerTest.stubNotification(.refund, transaction: "x", product: product(.face(1)))
+                        .replacingOccurrences(of: "hmac", with: "hmaC")
+                ],
             ]
             for body in bad {
                 let answer = try await client.api(.post, "/api/v1/notifications/app-store", json: body)
@@ -128,10 +177,12 @@ struct JSONSurfaceTests {
             #expect(try await ledgerRowCounts(db.client) == before)
             // A TEST notification is stored and asks nothing of the ledger.
             let test = ServerTest.pki.sign([
-                "notificationType": "TEST", "notificationUUID": "test-1", "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
+                "notificationType": "TEST", "notificationUUID": "test-1",
+                "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
                 "data": ["environment": "Production", "bundleId": ServerTest.bundleId] as [String: Any],
             ])
-            let testAnswer = try await client.api(.post, "/api/v1/notifications/app-store", json: ["signedPayload": test])
+            let testAnswer = try await client.api(
+                .post, "/api/v1/notifications/app-store", json: ["signedPayload": test])
             #expect(testAnswer.status == .ok && testAnswer.json["ledger"] as? String == "none")
         }
     }
@@ -141,7 +192,10 @@ struct JSONSurfaceTests {
         try await withShopServer { client, _ in
             try await client.signUp("a1")
             let receipt = ServerTest.stubReceipt(product(.face(3)), transaction: "stub-admin")
-            #expect(try await client.sesac(.post, "/v1/user/shop/ios", uid: "a1", form: [("receipt", receipt), ("product", product(.face(3)))]).status == .ok)
+            #expect(
+                try await client.sesac(
+                    .post, "/v1/user/shop/ios", uid: "a1", form: [("receipt", receipt), ("product", product(.face(3)))]
+                ).status == .ok)
             for token in [nil, "dev:a1", "wrong-admin-token-0123456789"] as [String?] {
                 let answer = try await client.api(.get, "/api/v1/admin/users/a1", token: token)
                 #expect(answer.status == .unauthorized, "token \(token ?? "none")")
@@ -150,7 +204,9 @@ struct JSONSurfaceTests {
             #expect(user.status == .ok)
             let purchases = user.json["purchases"] as? [[String: Any]]
             #expect(purchases?.count == 1 && purchases?.first?["transactionId"] as? String == "stub-admin")
-            #expect(try await client.api(.get, "/api/v1/admin/users/nobody", token: ServerTest.adminToken).status == .notFound)
+            #expect(
+                try await client.api(.get, "/api/v1/admin/users/nobody", token: ServerTest.adminToken).status
+                    == .notFound)
             let report = try await client.api(.get, "/api/v1/admin/reconciliation", token: ServerTest.adminToken)
             #expect(report.status == .ok && report.json["passed"] as? Bool == true, "\(report.body)")
             #expect(try await client.api(.get, "/api/v1/admin/reconciliation").status == .unauthorized)
@@ -165,12 +221,15 @@ struct JSONSurfaceTests {
             let form = [("receipt", receipt), ("product", product(.face(1)))]
             _ = try await client.sesac(.post, "/v1/user/shop/ios", uid: "m1", form: form)
             _ = try await client.sesac(.post, "/v1/user/shop/ios", uid: "m1", form: form)
-            _ = try await client.sesac(.post, "/v1/user/shop/ios", uid: "m1", form: [("receipt", "junk"), ("product", "p")])
+            _ = try await client.sesac(
+                .post, "/v1/user/shop/ios", uid: "m1", form: [("receipt", "junk"), ("product", "p")])
             let answer = try await client.send(.get, "/metrics")
             #expect(answer.status == .ok)
             #expect(answer.headers[.contentType]?.hasPrefix("text/plain") == true)
             let text = answer.body
-            #expect(text.contains(#"http_requests_total{route="/v1/user/shop/ios",method="POST",status="200"} 2"#), "\(text)")
+            #expect(
+                text.contains(#"http_requests_total{route="/v1/user/shop/ios",method="POST",status="200"} 2"#),
+                "\(text)")
             #expect(text.contains(#"http_requests_total{route="/v1/user/shop/ios",method="POST",status="201"} 1"#))
             #expect(text.contains(#"shop_purchases_total{outcome="recorded"} 1"#))
             #expect(text.contains(#"shop_purchases_total{outcome="duplicate"} 1"#))
@@ -200,9 +259,11 @@ struct JSONSurfaceTests {
             let started = ContinuousClock.now
             let json = try await client.api(.post, "/api/v1/purchases", uid: "t1", json: ["signedTransaction": "x.y.z"])
             #expect(json.status == .serviceUnavailable && json.errorCode == "request_timeout")
-            let sesac = try await client.sesac(.post, "/v1/user/shop/ios", uid: "t1", form: [("receipt", "r"), ("product", "p")])
+            let sesac = try await client.sesac(
+                .post, "/v1/user/shop/ios", uid: "t1", form: [("receipt", "r"), ("product", "p")])
             #expect(sesac.status == .internalServerError)
-            #expect(ContinuousClock.now - started < .seconds(20), "answered at the timeout, not when the work ended (60 s)")
+            #expect(
+                ContinuousClock.now - started < .seconds(20), "answered at the timeout, not when the work ended (60 s)")
             #expect(try await ledgerRowCounts(db.client) == before)
         }
     }

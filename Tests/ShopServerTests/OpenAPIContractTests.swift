@@ -5,8 +5,8 @@ import HummingbirdTesting
 import Ledger
 import Postgres
 import Receipts
-import Testing
 import TestSupport
+import Testing
 import Yams
 
 @testable import ShopServer
@@ -76,11 +76,16 @@ struct OpenAPIContractTests {
                 }
                 let answer = try await client.send(operation.method, uri, headers: headers, body: body)
                 let label = "\(operation.method) \(operation.path)"
-                #expect(answer.errorCode != "not_found" && answer.status != .methodNotAllowed, "\(label) does not exist")
-                #expect(operation.statuses.contains(answer.status.code), "\(label) answered \(answer.status.code), documented \(operation.statuses.sorted())")
+                #expect(
+                    answer.errorCode != "not_found" && answer.status != .methodNotAllowed, "\(label) does not exist")
+                #expect(
+                    operation.statuses.contains(answer.status.code),
+                    "\(label) answered \(answer.status.code), documented \(operation.statuses.sorted())")
                 if operation.security != nil {
                     let anonymous = try await client.send(operation.method, uri, headers: [:], body: nil)
-                    #expect(anonymous.status == .unauthorized && operation.statuses.contains(401), "\(label) without credentials")
+                    #expect(
+                        anonymous.status == .unauthorized && operation.statuses.contains(401),
+                        "\(label) without credentials")
                 }
             }
         }

@@ -5,8 +5,8 @@ import HummingbirdTesting
 import Ledger
 import Postgres
 import ShopServer
-import Testing
 import TestSupport
+import Testing
 
 /// Found by schemathesis (scripts/fuzz-openapi.sh): a sign-up profile with `\u0000` in a string is valid
 /// JSON that PostgreSQL's jsonb refuses (22P05), which used to surface as a 500.
@@ -19,8 +19,10 @@ struct ProfileInputTests {
         try await withShopServer { client, db in
             let before = try await ledgerRowCounts(db.client)
             let answer = try await client.send(
-                .post, "/api/v1/me", headers: [.authorization: "Bearer dev:nul", .contentType: "application/json"], body: Array(body.utf8))
-            #expect(answer.status == .badRequest && answer.errorCode == "invalid_json", "\(answer.status) \(answer.body)")
+                .post, "/api/v1/me", headers: [.authorization: "Bearer dev:nul", .contentType: "application/json"],
+                body: Array(body.utf8))
+            #expect(
+                answer.status == .badRequest && answer.errorCode == "invalid_json", "\(answer.status) \(answer.body)")
             #expect(try await ledgerRowCounts(db.client) == before)
             // The same text spelled as an escaped backslash is an ordinary string and is kept.
             let harmless = try await client.send(

@@ -5,31 +5,38 @@ import HummingbirdTesting
 import Ledger
 import Postgres
 import Receipts
-import Testing
 import TestSupport
+import Testing
 
 @testable import ShopServer
 
 @Suite("The purchase story, end to end")
 struct PurchaseStoryTests {
-    @Test("sign up → buy sprout2 with a stub receipt → myinfo lists face 2 → equip it → REFUND → gone, reconcile passes")
+    @Test(
+        "sign up → buy sprout2 with a stub receipt → myinfo lists face 2 → equip it → REFUND → gone, reconcile passes")
     func story() async throws {
         try await withShopServer { client, db in
             try await client.signUp("story")
             let receipt = ServerTest.stubReceipt("com.memolease.sesac1.sprout2", transaction: "stub-story-1")
             let bought = try await client.sesac(
-                .post, "/v1/user/shop/ios", uid: "story", form: [("receipt", receipt), ("product", "com.memolease.sesac1.sprout2")])
+                .post, "/v1/user/shop/ios", uid: "story",
+                form: [("receipt", receipt), ("product", "com.memolease.sesac1.sprout2")])
             #expect(bought.status == .ok)
 
-            var info = try await client.sesac(.get, "/v1/user/shop/myinfo", uid: "story").decode(ClientUserDocument.self)
+            var info = try await client.sesac(.get, "/v1/user/shop/myinfo", uid: "story").decode(
+                ClientUserDocument.self)
             #expect(info.sesacCollection == [0, 2])
             #expect(info.transactionId == ["stub-story-1"])
 
-            #expect(try await client.sesac(.post, "/v1/user/shop/item", uid: "story", form: [("sesac", "2"), ("background", "0")]).status == .ok)
+            #expect(
+                try await client.sesac(
+                    .post, "/v1/user/shop/item", uid: "story", form: [("sesac", "2"), ("background", "0")]
+                ).status == .ok)
             info = try await client.sesac(.get, "/v1/user/shop/myinfo", uid: "story").decode(ClientUserDocument.self)
             #expect(info.sesac == 2)
 
-            let refund = ServerTest.stubNotification(.refund, transaction: "stub-story-1", product: "com.memolease.sesac1.sprout2")
+            let refund = ServerTest.stubNotification(
+                .refund, transaction: "stub-story-1", product: "com.memolease.sesac1.sprout2")
             let answer = try await client.api(.post, "/api/v1/notifications/app-store", json: ["signedPayload": refund])
             #expect(answer.status == .ok && answer.json["ledger"] as? String == "applied", "\(answer.body)")
 
@@ -38,7 +45,10 @@ struct PurchaseStoryTests {
             #expect(info.sesac == 0, "a refunded face is no longer shown")
             #expect(info.transactionId == ["stub-story-1"], "the purchase stays in the history")
             // Equipping the refunded face is refused now.
-            #expect(try await client.sesac(.post, "/v1/user/shop/item", uid: "story", form: [("sesac", "2"), ("background", "0")]).status == .created)
+            #expect(
+                try await client.sesac(
+                    .post, "/v1/user/shop/item", uid: "story", form: [("sesac", "2"), ("background", "0")]
+                ).status == .created)
 
             let report = try await Reconciler(client: db.client).run()
             #expect(report.passed, "\(report.text)")
@@ -67,7 +77,8 @@ struct PurchaseStoryTests {
             configuration.notificationSweepInterval = .milliseconds(50)
             // The app runs (and at the end shuts down) a pool of its own.
             let appClient = PostgresClient(configuration: .init(connection: .init(url: db.url), minimumConnections: 0))
-            let app = try buildApplication(configuration: configuration, client: appClient, logger: ServerTest.quietLogger)
+            let app = try buildApplication(
+                configuration: configuration, client: appClient, logger: ServerTest.quietLogger)
             try await app.test(.router) { client in
                 for _ in 0..<100 where try await !ledger.unappliedNotifications().isEmpty {
                     try await Task.sleep(for: .milliseconds(50))

@@ -6,8 +6,8 @@ import Ledger
 import Postgres
 import Receipts
 import ShopServer
-import Testing
 import TestSupport
+import Testing
 
 /// The same thing arriving many times at once: the App Store retrying a notification, a client retrying
 /// a purchase on a flaky network, two accounts posting one receipt. Each must apply exactly once.
@@ -21,16 +21,20 @@ struct StormTests {
 
     /// `withShopServer`, with room for every copy to be answered.
     static func withStormServer(
-        _ label: String = #function, _ body: @escaping @Sendable (any TestClientProtocol, TestDatabase) async throws -> Void
+        _ label: String = #function,
+        _ body: @escaping @Sendable (any TestClientProtocol, TestDatabase) async throws -> Void
     ) async throws {
         var configuration = ServerTest.configuration()
         configuration.requestTimeout = .seconds(300)
         try await withTestDatabase(label) { db in
             let client = PostgresClient(
-                configuration: .init(connection: .init(url: db.url), minimumConnections: 0, maximumConnections: 8, leaseTimeout: .seconds(300)),
+                configuration: .init(
+                    connection: .init(url: db.url), minimumConnections: 0, maximumConnections: 8,
+                    leaseTimeout: .seconds(300)),
                 logger: ServerTest.quietLogger)
             do {
-                let app = try buildApplication(configuration: configuration, client: client, logger: ServerTest.quietLogger)
+                let app = try buildApplication(
+                    configuration: configuration, client: client, logger: ServerTest.quietLogger)
                 try await app.test(.router) { testClient in try await body(testClient, db) }
             } catch {
                 await client.shutdown()
@@ -67,7 +71,8 @@ struct StormTests {
             let deliveries: [String]
             if kind == "jws" {
                 let jws = ServerTest.signedTransaction(product(.face(3)), transaction: transaction)
-                bought = try await client.api(.post, "/api/v1/purchases", uid: "storm", json: ["signedTransaction": jws])
+                bought = try await client.api(
+                    .post, "/api/v1/purchases", uid: "storm", json: ["signedTransaction": jws])
                 // Apple re-signs a retried notification (another signedDate), same notificationUUID.
                 let original = ServerTest.signedNotification("REFUND", signedTransaction: jws, uuid: uuid)
                 try await Task.sleep(for: .milliseconds(5))
@@ -76,26 +81,37 @@ struct StormTests {
                 deliveries = [original, resigned]
             } else {
                 let receipt = ServerTest.stubReceipt(product(.face(3)), transaction: transaction)
-                bought = try await client.api(.post, "/api/v1/purchases", uid: "storm", json: ["receipt": receipt, "productId": product(.face(3))])
+                bought = try await client.api(
+                    .post, "/api/v1/purchases", uid: "storm",
+                    json: ["receipt": receipt, "productId": product(.face(3))])
                 deliveries = [
-                    ServerTest.stubNotification(.refund, transaction: transaction, product: product(.face(3)), uuid: uuid),
-                    ServerTest.stubNotification(.refund, transaction: transaction, product: product(.face(3)), uuid: uuid, signedDateMs: 1_763_100_000_500),
+                    ServerTest.stubNotification(
+                        .refund, transaction: transaction, product: product(.face(3)), uuid: uuid),
+                    ServerTest.stubNotification(
+                        .refund, transaction: transaction, product: product(.face(3)), uuid: uuid,
+                        signedDateMs: 1_763_100_000_500),
                 ]
             }
             #expect(bought.status == .ok, "\(bought.body)")
             let before = try await ledgerRowCounts(db.client)
 
             let answers = try await Self.storm(client) { index, client in
-                try await client.api(.post, "/api/v1/notifications/app-store", json: ["signedPayload": deliveries[index % 2]])
+                try await client.api(
+                    .post, "/api/v1/notifications/app-store", json: ["signedPayload": deliveries[index % 2]])
             }
             #expect(answers.allSatisfy { $0.status == .ok }, "\(Set(answers.map { "\($0.status) \($0.body)" }))")
             #expect(answers.count(where: { $0.json["storage"] as? String == "stored" }) == 1)
             #expect(answers.count(where: { $0.json["storage"] as? String == "duplicate" }) == Self.copies - 1)
             #expect(answers.allSatisfy { ["applied", "pending"].contains($0.json["ledger"] as? String) })
 
-            #expect(try await Self.count(db, "SELECT count(*) FROM store_notifications WHERE notification_uuid = \(uuid)") == 1)
+            #expect(
+                try await Self.count(db, "SELECT count(*) FROM store_notifications WHERE notification_uuid = \(uuid)")
+                    == 1)
             #expect(try await Self.count(db, "SELECT count(*) FROM refund_events WHERE source_event_id = \(uuid)") == 1)
-            #expect(try await Self.count(db, "SELECT count(*) FROM journal_entries WHERE kind = 'refund' AND transaction_id = \(transaction)") == 1)
+            #expect(
+                try await Self.count(
+                    db, "SELECT count(*) FROM journal_entries WHERE kind = 'refund' AND transaction_id = \(transaction)"
+                ) == 1)
             let after = try await ledgerRowCounts(db.client)
             #expect(after["store_notifications"] == before["store_notifications"]! + 1)
             #expect(after["refund_events"] == before["refund_events"]! + 1)
@@ -107,7 +123,8 @@ struct StormTests {
         }
     }
 
-    @Test("the same purchase posted 100 times concurrently by its owner: recorded once, 99 duplicates, on both surfaces")
+    @Test(
+        "the same purchase posted 100 times concurrently by its owner: recorded once, 99 duplicates, on both surfaces")
     func purchaseStormByOwner() async throws {
         try await Self.withStormServer { client, db in
             try await client.signUp("owner")
@@ -115,17 +132,24 @@ struct StormTests {
             let receipt = ServerTest.stubReceipt(product(.background(4)), transaction: "stub-storm-owner")
             let answers = try await Self.storm(client) { index, client in
                 if index % 2 == 0 {
-                    return try await client.api(.post, "/api/v1/purchases", uid: "owner", json: ["signedTransaction": jws])
+                    return try await client.api(
+                        .post, "/api/v1/purchases", uid: "owner", json: ["signedTransaction": jws])
                 }
-                return try await client.sesac(.post, "/v1/user/shop/ios", uid: "owner", form: [("receipt", receipt), ("product", product(.background(4)))])
+                return try await client.sesac(
+                    .post, "/v1/user/shop/ios", uid: "owner",
+                    form: [("receipt", receipt), ("product", product(.background(4)))])
             }
             #expect(answers.allSatisfy { $0.status == .ok }, "\(Set(answers.map { "\($0.status) \($0.body)" }))")
             let json = answers.filter { $0.json["duplicate"] != nil }
             #expect(json.count == Self.copies / 2)
             #expect(json.count(where: { $0.json["duplicate"] as? Bool == false }) == 1, "one recorded")
-            #expect(json.count(where: { $0.json["duplicate"] as? Bool == true }) == Self.copies / 2 - 1, "the rest duplicates")
+            #expect(
+                json.count(where: { $0.json["duplicate"] as? Bool == true }) == Self.copies / 2 - 1,
+                "the rest duplicates")
             #expect(try await Self.count(db, "SELECT count(*) FROM purchases WHERE uid = 'owner'") == 2)
-            #expect(try await Self.count(db, "SELECT count(*) FROM journal_entries WHERE uid = 'owner' AND kind = 'purchase'") == 2)
+            #expect(
+                try await Self.count(
+                    db, "SELECT count(*) FROM journal_entries WHERE uid = 'owner' AND kind = 'purchase'") == 2)
             let grant = try await db.client.query(
                 "SELECT purchased_count FROM grants WHERE uid = 'owner' AND item_kind = 'background' AND item_index = 4"
             ).single().decode(Int.self, at: 0)
@@ -135,30 +159,42 @@ struct StormTests {
         }
     }
 
-    @Test("one transaction posted 100 times concurrently by two users: exactly one owns it, the other is refused every time")
+    @Test(
+        "one transaction posted 100 times concurrently by two users: exactly one owns it, the other is refused every time"
+    )
     func purchaseStormByTwoUsers() async throws {
         try await Self.withStormServer { client, db in
             _ = try await client.api(.post, "/api/v1/me", uid: "alice")
             _ = try await client.api(.post, "/api/v1/me", uid: "bob")
             let jws = ServerTest.signedTransaction(product(.face(4)), transaction: "2000000777000003")
             let answers = try await Self.storm(client) { index, client in
-                try await client.api(.post, "/api/v1/purchases", uid: index % 2 == 0 ? "alice" : "bob", json: ["signedTransaction": jws])
+                try await client.api(
+                    .post, "/api/v1/purchases", uid: index % 2 == 0 ? "alice" : "bob", json: ["signedTransaction": jws])
             }
-            let owners = try await db.client.query("SELECT uid FROM purchases WHERE transaction_id = '2000000777000003'")
-                .map { try $0.decode(String.self, at: 0) }
+            let owners = try await db.client.query(
+                "SELECT uid FROM purchases WHERE transaction_id = '2000000777000003'"
+            )
+            .map { try $0.decode(String.self, at: 0) }
             #expect(owners.count == 1)
             let owner = try #require(owners.first)
             let ownerIsAlice = owner == "alice"
             for answer in answers {
-                #expect(answer.status == .ok || (answer.status == .conflict && answer.errorCode == "transaction_owned_by_another_user"), "\(answer.body)")
+                #expect(
+                    answer.status == .ok
+                        || (answer.status == .conflict && answer.errorCode == "transaction_owned_by_another_user"),
+                    "\(answer.body)")
             }
             #expect(answers.count(where: { $0.status == .ok }) == Self.copies / 2, "every post by the owner succeeds")
-            #expect(answers.count(where: { $0.status == .conflict }) == Self.copies / 2, "every post by the other is refused")
+            #expect(
+                answers.count(where: { $0.status == .conflict }) == Self.copies / 2,
+                "every post by the other is refused")
             #expect(answers.count(where: { $0.json["duplicate"] as? Bool == false }) == 1)
             let other = ownerIsAlice ? "bob" : "alice"
             let otherMe = try await client.api(.get, "/api/v1/me", uid: other)
             #expect((otherMe.json["owned"] as? [String: [Int]])?["faces"] == [0], "the other user owns nothing")
-            #expect(try await Self.count(db, "SELECT count(*) FROM journal_entries WHERE transaction_id = '2000000777000003'") == 1)
+            #expect(
+                try await Self.count(
+                    db, "SELECT count(*) FROM journal_entries WHERE transaction_id = '2000000777000003'") == 1)
             let report = try await Reconciler(client: db.client).run()
             #expect(report.passed, "\(report.text)")
         }

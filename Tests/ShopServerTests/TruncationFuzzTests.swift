@@ -6,8 +6,8 @@ import Ledger
 import Postgres
 import Receipts
 import ShopServer
-import Testing
 import TestSupport
+import Testing
 
 /// Every truncation and random byte strings, against the JWS parser (StoreKit 2 transactions and App Store
 /// notifications) and the SeSAC form endpoints: only documented refusals, never an acceptance, a 500 or
@@ -16,10 +16,13 @@ import TestSupport
 struct TruncationFuzzTests {
     /// Reasons a cut or garbled JWS may be refused with. Anything else (wrong_bundle_id for a truncated
     /// input, say) would mean the parser read past what it was given.
-    static let garbledJWSReasons: Set<ReceiptRefusal.Reason> = [.malformed, .invalidSignature, .unsupportedAlgorithm, .untrustedChain]
+    static let garbledJWSReasons: Set<ReceiptRefusal.Reason> = [
+        .malformed, .invalidSignature, .unsupportedAlgorithm, .untrustedChain,
+    ]
     /// Every documented reason (README, docs/openapi.yaml).
     static let documentedReasons: Set<String> = [
-        "malformed", "unsupported_algorithm", "untrusted_chain", "invalid_signature", "wrong_bundle_id", "wrong_environment",
+        "malformed", "unsupported_algorithm", "untrusted_chain", "invalid_signature", "wrong_bundle_id",
+        "wrong_environment",
         "unsupported_product_type", "product_not_in_receipt", "malformed_receipt", "weak_signature_algorithm",
         "stub_not_accepted", "unknown_product",
     ]
@@ -47,20 +50,26 @@ struct TruncationFuzzTests {
             let length = Int.random(in: 0...3_000, using: &random)
             switch round % 3 {
             case 0:
-                return String(decoding: (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }, as: UTF8.self)
+                return String(
+                    decoding: (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }, as: UTF8.self)
             case 1:
                 let soup = alphabet + Array("..=+/ {}\"".utf8)
                 return String(decoding: (0..<length).map { _ in soup.randomElement(using: &random)! }, as: UTF8.self)
             default:
                 let parts = (0..<3).map { _ in
-                    String(decoding: (0..<Int.random(in: 0...(length / 3 + 1), using: &random)).map { _ in alphabet.randomElement(using: &random)! }, as: UTF8.self)
+                    String(
+                        decoding: (0..<Int.random(in: 0...(length / 3 + 1), using: &random)).map { _ in
+                            alphabet.randomElement(using: &random)!
+                        }, as: UTF8.self)
                 }
                 return parts.joined(separator: ".")
             }
         }
     }
 
-    @Test("every truncation of a signed transaction and of a signed notification is refused as malformed or invalid_signature")
+    @Test(
+        "every truncation of a signed transaction and of a signed notification is refused as malformed or invalid_signature"
+    )
     func jwsTruncations() async throws {
         let verifier = try ReceiptVerifier(configuration: ServerTest.configuration().receipts)
         let jws = ServerTest.signedTransaction(product(.face(2)))
@@ -74,10 +83,16 @@ struct TruncationFuzzTests {
             for length in 0..<bytes.count {
                 let prefix = String(decoding: bytes[..<length], as: UTF8.self)
                 let reason = await Self.reason {
-                    if name == "transaction" { _ = try await verifier.verifyTransaction(prefix) } else { _ = try await verifier.verifyNotification(prefix) }
+                    if name == "transaction" {
+                        _ = try await verifier.verifyTransaction(prefix)
+                    } else {
+                        _ = try await verifier.verifyNotification(prefix)
+                    }
                 }
                 reasons[reason ?? ReceiptRefusal.Reason(rawValue: "ACCEPTED"), default: 0] += 1
-                #expect(reason.map { [ReceiptRefusal.Reason.malformed, .invalidSignature].contains($0) } == true, "\(name) cut to \(length) of \(bytes.count) bytes: \(reason?.rawValue ?? "accepted")")
+                #expect(
+                    reason.map { [ReceiptRefusal.Reason.malformed, .invalidSignature].contains($0) } == true,
+                    "\(name) cut to \(length) of \(bytes.count) bytes: \(reason?.rawValue ?? "accepted")")
             }
             // A cut inside the signature leaves a well-formed JWS whose signature fails; any shorter cut
             // breaks the shape. So the split between the two reasons is exactly at the second dot.
@@ -95,10 +110,18 @@ struct TruncationFuzzTests {
         for input in Self.randomInputs(count: 600, using: &random) {
             let transaction = await Self.reason { _ = try await verifier.verifyTransaction(input) }
             let notification = await Self.reason { _ = try await verifier.verifyNotification(input) }
-            let receipt = await Self.reason { _ = try await verifier.prove(receipt: input, productId: product(.face(1))) }
-            #expect(transaction.map { Self.garbledJWSReasons.contains($0) } == true, "seed \(seed): \(transaction?.rawValue ?? "accepted") for \(input.prefix(80).debugDescription)")
-            #expect(notification.map { Self.garbledJWSReasons.contains($0) } == true, "seed \(seed): \(notification?.rawValue ?? "accepted") for \(input.prefix(80).debugDescription)")
-            #expect(receipt.map { Self.garbledJWSReasons.union([.malformedReceipt]).contains($0) } == true, "seed \(seed): \(receipt?.rawValue ?? "accepted") for \(input.prefix(80).debugDescription)")
+            let receipt = await Self.reason {
+                _ = try await verifier.prove(receipt: input, productId: product(.face(1)))
+            }
+            #expect(
+                transaction.map { Self.garbledJWSReasons.contains($0) } == true,
+                "seed \(seed): \(transaction?.rawValue ?? "accepted") for \(input.prefix(80).debugDescription)")
+            #expect(
+                notification.map { Self.garbledJWSReasons.contains($0) } == true,
+                "seed \(seed): \(notification?.rawValue ?? "accepted") for \(input.prefix(80).debugDescription)")
+            #expect(
+                receipt.map { Self.garbledJWSReasons.union([.malformedReceipt]).contains($0) } == true,
+                "seed \(seed): \(receipt?.rawValue ?? "accepted") for \(input.prefix(80).debugDescription)")
         }
     }
 
@@ -108,31 +131,46 @@ struct TruncationFuzzTests {
         var random = SeededGenerator(seed: seed)
         let jws = ServerTest.signedTransaction(product(.background(2)))
         let notification = ServerTest.signedNotification("REFUND", signedTransaction: jws)
-        let inputs = stride(from: 0, to: jws.utf8.count, by: 11).map { String(decoding: Array(jws.utf8)[..<$0], as: UTF8.self) }
+        let inputs =
+            stride(from: 0, to: jws.utf8.count, by: 11).map { String(decoding: Array(jws.utf8)[..<$0], as: UTF8.self) }
             + Self.randomInputs(count: 90, using: &random)
-        let notificationInputs = stride(from: 0, to: notification.utf8.count, by: 29).map { String(decoding: Array(notification.utf8)[..<$0], as: UTF8.self) }
+        let notificationInputs =
+            stride(from: 0, to: notification.utf8.count, by: 29).map {
+                String(decoding: Array(notification.utf8)[..<$0], as: UTF8.self)
+            }
             + Self.randomInputs(count: 30, using: &random)
         try await withShopServer { client, db in
             _ = try await client.api(.post, "/api/v1/me", uid: "cut")
             let before = try await ledgerRowCounts(db.client)
             for input in inputs {
-                let answer = try await client.api(.post, "/api/v1/purchases", uid: "cut", json: ["signedTransaction": input])
+                let answer = try await client.api(
+                    .post, "/api/v1/purchases", uid: "cut", json: ["signedTransaction": input])
                 // An empty string is an invalid request (400), not a proof.
-                let ok = (answer.status == .unprocessableContent && Self.documentedReasons.contains(answer.errorCode ?? ""))
+                let ok =
+                    (answer.status == .unprocessableContent && Self.documentedReasons.contains(answer.errorCode ?? ""))
                     || (input.isEmpty && answer.status == .badRequest)
                 #expect(ok, "seed \(seed): \(answer.status) \(answer.body) for \(input.prefix(60).debugDescription)")
-                let sesac = try await client.sesac(.post, "/v1/user/shop/ios", uid: "cut", form: [("receipt", input), ("product", product(.background(2)))])
-                #expect(sesac.status == .created || (input.isEmpty && sesac.status.code == 501), "seed \(seed): SeSAC \(sesac.status) for \(input.prefix(60).debugDescription)")
+                let sesac = try await client.sesac(
+                    .post, "/v1/user/shop/ios", uid: "cut",
+                    form: [("receipt", input), ("product", product(.background(2)))])
+                #expect(
+                    sesac.status == .created || (input.isEmpty && sesac.status.code == 501),
+                    "seed \(seed): SeSAC \(sesac.status) for \(input.prefix(60).debugDescription)")
             }
             for input in notificationInputs {
-                let answer = try await client.api(.post, "/api/v1/notifications/app-store", json: ["signedPayload": input])
-                #expect(answer.status == .badRequest && Self.documentedReasons.contains(answer.errorCode ?? ""), "seed \(seed): \(answer.status) \(answer.body)")
+                let answer = try await client.api(
+                    .post, "/api/v1/notifications/app-store", json: ["signedPayload": input])
+                #expect(
+                    answer.status == .badRequest && Self.documentedReasons.contains(answer.errorCode ?? ""),
+                    "seed \(seed): \(answer.status) \(answer.body)")
             }
             #expect(try await ledgerRowCounts(db.client) == before, "nothing written")
         }
     }
 
-    @Test("every truncation of the SeSAC sign-up, equip and purchase forms, and random bodies: only the contract's statuses; no purchase recorded")
+    @Test(
+        "every truncation of the SeSAC sign-up, equip and purchase forms, and random bodies: only the contract's statuses; no purchase recorded"
+    )
     func formTruncationsAndRandomBodies() async throws {
         let seed = Self.seed
         var random = SeededGenerator(seed: seed)
@@ -140,13 +178,22 @@ struct TruncationFuzzTests {
         let endpoints: [(path: String, body: [UInt8], allowed: Set<Int>)] = [
             ("/v1/user", Array(formEncode(signUpForm()).utf8), [200, 201, 202, 501]),
             ("/v1/user/shop/item", Array("sesac=0&background=0".utf8), [200, 201, 501]),
-            ("/v1/user/shop/ios", Array(formEncode([("receipt", receipt), ("product", product(.face(2)))]).utf8), [201, 501]),
+            (
+                "/v1/user/shop/ios", Array(formEncode([("receipt", receipt), ("product", product(.face(2)))]).utf8),
+                [201, 501]
+            ),
         ]
         let cases = endpoints.map { path, valid, allowed in
-            let bodies = (0..<valid.count).map { Array(valid[..<$0]) }
-                + (0..<60).map { _ in (0..<Int.random(in: 0...600, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) } }
+            let bodies =
+                (0..<valid.count).map { Array(valid[..<$0]) }
                 + (0..<60).map { _ in
-                    (0..<Int.random(in: 0...300, using: &random)).map { _ in Array("ab=&%2G%C3%A9%ZZ+0123456789receipt=product=sesac=background=".utf8).randomElement(using: &random)! }
+                    (0..<Int.random(in: 0...600, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+                }
+                + (0..<60).map { _ in
+                    (0..<Int.random(in: 0...300, using: &random)).map { _ in
+                        Array("ab=&%2G%C3%A9%ZZ+0123456789receipt=product=sesac=background=".utf8).randomElement(
+                            using: &random)!
+                    }
                 }
             return (path: path, bodies: bodies, allowed: allowed)
         }
@@ -159,12 +206,20 @@ struct TruncationFuzzTests {
                     // Sign-ups go to fresh users, so "already registered" (201) does not hide a refusal.
                     let uid = path == "/v1/user" ? "forms-\(round)" : "forms"
                     let answer = try await client.send(
-                        .post, path, headers: [HTTPField.Name("idtoken")!: "dev:\(uid)", .contentType: "application/x-www-form-urlencoded"],
+                        .post, path,
+                        headers: [
+                            HTTPField.Name("idtoken")!: "dev:\(uid)", .contentType: "application/x-www-form-urlencoded",
+                        ],
                         body: body)
-                    #expect(allowed.contains(answer.status.code), "seed \(seed) \(path): \(answer.status) for \(String(decoding: body, as: UTF8.self).prefix(120).debugDescription)")
+                    #expect(
+                        allowed.contains(answer.status.code),
+                        "seed \(seed) \(path): \(answer.status) for \(String(decoding: body, as: UTF8.self).prefix(120).debugDescription)"
+                    )
                 }
             }
-            #expect(try await StormTests.count(db, "SELECT count(*) FROM purchases") == 0, "no cut or random purchase form recorded anything")
+            #expect(
+                try await StormTests.count(db, "SELECT count(*) FROM purchases") == 0,
+                "no cut or random purchase form recorded anything")
             let report = try await Reconciler(client: db.client).run()
             #expect(report.passed, "seed \(seed): \(report.text)")
         }

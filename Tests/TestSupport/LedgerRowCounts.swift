@@ -6,7 +6,9 @@ import Postgres
 public func ledgerRowCounts(_ client: PostgresClient) async throws -> [String: Int] {
     var counts: [String: Int] = [:]
     // The views too: a purchase's own journal entry, postings and grant event are derived rows.
-    for table in ["users", "grants"] + LedgerInvariants.appendOnlyTables + ["journal_entries", "postings", "grant_events"] {
+    for table in ["users", "grants"] + LedgerInvariants.appendOnlyTables + [
+        "journal_entries", "postings", "grant_events",
+    ] {
         counts[table] = try await client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)")).single()
             .decode(Int.self, at: 0)
     }

@@ -34,12 +34,14 @@ public actor TestCluster {
         counter += 1
         let safePrefix = prefix.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(30)
         let name = "t_\(safePrefix)_\(ProcessInfo.processInfo.processIdentifier)_\(counter)"
-        try await admin!.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(PostgresQuery.quoteIdentifier(name)) TEMPLATE \(templateName)"))
+        try await admin!.query(
+            PostgresQuery(unsafeSQL: "CREATE DATABASE \(PostgresQuery.quoteIdentifier(name)) TEMPLATE \(templateName)"))
         return name
     }
 
     func dropDatabase(_ name: String) async {
-        _ = try? await admin?.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(PostgresQuery.quoteIdentifier(name)) WITH (FORCE)"))
+        _ = try? await admin?.query(
+            PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(PostgresQuery.quoteIdentifier(name)) WITH (FORCE)"))
     }
 
     /// The local cluster, when this process started one (tests that restart the server need it).
@@ -62,7 +64,8 @@ public actor TestCluster {
             url = configured
         } else {
             let directory = "/tmp/shopledger-test-\(ProcessInfo.processInfo.processIdentifier)/data"
-            let cluster = try LocalPostgres(options: .init(dataDirectory: directory, port: try Self.freePort(), durable: false), logger: logger)
+            let cluster = try LocalPostgres(
+                options: .init(dataDirectory: directory, port: try Self.freePort(), durable: false), logger: logger)
             let running = try await cluster.start()
             local = cluster
             ExitCleanup.register(cluster: cluster, folder: (directory as NSString).deletingLastPathComponent)
@@ -71,12 +74,15 @@ public actor TestCluster {
         // CREATE DATABASE takes 0.5–2 s each when many tests start at once on 2 busy cores; the
         // admin pool must let them queue rather than time out.
         let admin = PostgresClient(
-            configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 3, leaseTimeout: .seconds(300)),
+            configuration: .init(
+                connection: .init(url: url), minimumConnections: 0, maximumConnections: 3, leaseTimeout: .seconds(300)),
             logger: logger)
         try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(templateName) WITH (FORCE)"))
         try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(templateName)"))
         let template = PostgresClient(
-            configuration: .init(connection: .init(url: Self.replaceDatabase(in: url, with: templateName)), minimumConnections: 0, maximumConnections: 1),
+            configuration: .init(
+                connection: .init(url: Self.replaceDatabase(in: url, with: templateName)), minimumConnections: 0,
+                maximumConnections: 1),
             logger: logger)
         try await LedgerSchema.migrator(logger: logger).migrate(template)
         await template.shutdown()

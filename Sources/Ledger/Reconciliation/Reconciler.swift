@@ -13,7 +13,9 @@ public struct Reconciler: Sendable {
     /// How many failures each check lists (all are counted).
     public let failureLimit: Int
 
-    public init(client: PostgresClient, checks: [any ReconciliationCheck] = LedgerInvariants.all, failureLimit: Int = 50) {
+    public init(
+        client: PostgresClient, checks: [any ReconciliationCheck] = LedgerInvariants.all, failureLimit: Int = 50
+    ) {
         self.client = client
         self.checks = checks
         self.failureLimit = failureLimit
@@ -22,7 +24,8 @@ public struct Reconciler: Sendable {
     public func run() async throws -> ReconciliationReport {
         let checks = self.checks
         let failureLimit = self.failureLimit
-        let results = try await client.withTransaction(.init(isolation: .repeatableRead, readOnly: true)) { connection in
+        let results = try await client.withTransaction(.init(isolation: .repeatableRead, readOnly: true)) {
+            connection in
             var results: [ReconciliationCheckResult] = []
             for check in checks {
                 results.append(try await check.run(on: connection, failureLimit: failureLimit))

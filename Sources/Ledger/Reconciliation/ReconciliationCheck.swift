@@ -34,7 +34,8 @@ public struct SQLReconciliationCheck: ReconciliationCheck {
     }
 
     public func run(on connection: PostgresConnection, failureLimit: Int) async throws -> ReconciliationCheckResult {
-        let examined = try await connection.query(PostgresQuery(unsafeSQL: examinedSQL)).single().decode(Int.self, at: 0)
+        let examined = try await connection.query(PostgresQuery(unsafeSQL: examinedSQL)).single().decode(
+            Int.self, at: 0)
         let rows = try await connection.query(
             """
             SELECT count(*) OVER () AS total, f.id::text, f.detail::text

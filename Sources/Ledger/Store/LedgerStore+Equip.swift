@@ -48,10 +48,12 @@ extension LedgerStore {
         guard registered else { throw LedgerError.userNotRegistered(uid) }
         let missing = [(ItemID.face(face), faceExists), (.background(background), backgroundExists)].filter { !$0.1 }
         if !missing.isEmpty {
-            throw LedgerError(.noSuchItem, "the catalog has no " + missing.map(\.0.description).joined(separator: " and no "))
+            throw LedgerError(
+                .noSuchItem, "the catalog has no " + missing.map(\.0.description).joined(separator: " and no "))
         }
         if equipped { return .equipped(EquippedItems(face: face, background: background)) }
-        let notOwned = [(ItemID.face(face), faceOwned), (.background(background), backgroundOwned)].filter { !$0.1 }.map(\.0)
+        let notOwned = [(ItemID.face(face), faceOwned), (.background(background), backgroundOwned)].filter { !$0.1 }
+            .map(\.0)
         return .notOwned(notOwned)
     }
 }

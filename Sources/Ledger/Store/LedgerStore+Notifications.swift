@@ -9,7 +9,9 @@ extension LedgerStore {
     /// - Returns: `.stored`, or `.duplicate` when a notification with this UUID was stored before (the
     ///   first one is kept as it is).
     /// - Throws: `LedgerError(.invalidInput)` with nothing written, or `PostgresError`.
-    public func storeNotification(_ notification: VerifiedNotification, signedPayload: String) async throws
+    public func storeNotification(
+        _ notification: VerifiedNotification, signedPayload: String
+    ) async throws
         -> NotificationStorage
     {
         try Validation.identifier(notification.notificationUUID, what: "notificationUUID")
@@ -21,8 +23,9 @@ extension LedgerStore {
         }
         let store = transaction?.store ?? (notification.environment == .stub ? .stub : .appStore)
         try Validation.store(store, environment: notification.environment)
-        for (value, what) in [(notification.notificationType.rawValue, "notificationType"), (notification.subtype, "subtype")]
-        {
+        for (value, what) in [
+            (notification.notificationType.rawValue, "notificationType"), (notification.subtype, "subtype"),
+        ] {
             guard let value else { continue }
             guard (1...64).contains(value.utf8.count) else {
                 throw LedgerError(.invalidInput, "\(what) must be 1–64 bytes")

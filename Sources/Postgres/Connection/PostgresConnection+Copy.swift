@@ -19,7 +19,9 @@ extension PostgresConnection {
             try await writer.flush()
         } catch {
             let message = "aborted by the client: \(error)"
-            _ = try? await executor.run { [connection] in try connection.endCopyIn(abortMessage: message, query: query.sql) }
+            _ = try? await executor.run { [connection] in
+                try connection.endCopyIn(abortMessage: message, query: query.sql)
+            }
             throw error
         }
         return try await executor.run { [connection] in try connection.endCopyIn(abortMessage: nil, query: query.sql) }

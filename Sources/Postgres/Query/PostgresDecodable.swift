@@ -29,7 +29,8 @@ private func parseInteger(_ bytes: ArraySlice<UInt8>, allowIntegralDecimal: Bool
         guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
         let digit = Int64(byte - UInt8(ascii: "0"))
         let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
-        let (next, overflow2) = negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
+        let (next, overflow2) =
+            negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
         guard !overflow1, !overflow2 else { return nil }
         value = next
         index += 1
@@ -42,7 +43,9 @@ private let integerTypes: Set<UInt32> = [PostgresType.int2, PostgresType.int4, P
 private func decodeInteger<T: FixedWidthInteger>(_ type: T.Type, from cell: PostgresCell) throws -> T {
     let bytes = try cell.require(T.self)
     // numeric is accepted when integral: sum(bigint) and count-like aggregates return it.
-    guard integerTypes.contains(cell.typeOID) || cell.typeOID == PostgresType.numeric else { throw cell.mismatch(T.self) }
+    guard integerTypes.contains(cell.typeOID) || cell.typeOID == PostgresType.numeric else {
+        throw cell.mismatch(T.self)
+    }
     guard let wide = parseInteger(bytes, allowIntegralDecimal: cell.typeOID == PostgresType.numeric),
         let value = T(exactly: wide)
     else { throw cell.invalid(T.self) }
@@ -131,7 +134,9 @@ extension Data: PostgresDecodable {
         var data = Data(capacity: (bytes.count - 2) / 2)
         var index = bytes.startIndex + 2
         while index < bytes.endIndex {
-            guard let high = hexValue(bytes[index]), let low = hexValue(bytes[index + 1]) else { throw cell.invalid(Data.self) }
+            guard let high = hexValue(bytes[index]), let low = hexValue(bytes[index + 1]) else {
+                throw cell.invalid(Data.self)
+            }
             data.append(high << 4 | low)
             index += 2
         }
@@ -165,12 +170,16 @@ public protocol PostgresArrayDecodable: PostgresDecodable {
 }
 
 extension Int: PostgresArrayDecodable {
-    public static var acceptedArrayTypeOIDs: Set<UInt32> { [PostgresType.int2Array, PostgresType.int4Array, PostgresType.int8Array] }
+    public static var acceptedArrayTypeOIDs: Set<UInt32> {
+        [PostgresType.int2Array, PostgresType.int4Array, PostgresType.int8Array]
+    }
     public static var elementTypeOID: UInt32 { PostgresType.int8 }
 }
 
 extension Int64: PostgresArrayDecodable {
-    public static var acceptedArrayTypeOIDs: Set<UInt32> { [PostgresType.int2Array, PostgresType.int4Array, PostgresType.int8Array] }
+    public static var acceptedArrayTypeOIDs: Set<UInt32> {
+        [PostgresType.int2Array, PostgresType.int4Array, PostgresType.int8Array]
+    }
     public static var elementTypeOID: UInt32 { PostgresType.int8 }
 }
 
@@ -200,7 +209,8 @@ extension Array: PostgresDecodable where Element: PostgresArrayDecodable {
             guard let item else {
                 throw PostgresError(code: .decoding, message: "column \(cell.columnName) holds a NULL array element")
             }
-            return try Element.decode(from: PostgresCell(bytes: item[...], typeOID: Element.elementTypeOID, columnName: cell.columnName))
+            return try Element.decode(
+                from: PostgresCell(bytes: item[...], typeOID: Element.elementTypeOID, columnName: cell.columnName))
         }
     }
 }

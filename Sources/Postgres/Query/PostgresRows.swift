@@ -68,7 +68,8 @@ public struct PostgresRow: Sendable {
     /// Decodes the cell at `column` as `T` (use an Optional type for nullable columns).
     public func decode<T: PostgresDecodable>(_ type: T.Type = T.self, at column: Int) throws -> T {
         guard column >= 0, column < rows.columns.count else {
-            throw PostgresError(code: .decoding, message: "column \(column) out of range: the row has \(rows.columns.count)")
+            throw PostgresError(
+                code: .decoding, message: "column \(column) out of range: the row has \(rows.columns.count)")
         }
         return try T.decode(from: cell(column))
     }
@@ -107,7 +108,8 @@ public struct PostgresCell: Sendable {
     /// The bytes, or a clear error when the cell is NULL and `T` is not optional.
     func require<T>(_: T.Type) throws -> ArraySlice<UInt8> {
         guard let bytes else {
-            throw PostgresError(code: .decoding, message: "column \(columnName) is NULL; decode it as \(T.self)? to accept NULL")
+            throw PostgresError(
+                code: .decoding, message: "column \(columnName) is NULL; decode it as \(T.self)? to accept NULL")
         }
         return bytes
     }

@@ -74,7 +74,9 @@ enum PostgresTimestamp {
         if scanner.take(UInt8(ascii: " ")) {
             // "… BC": year 1 BC is astronomical year 0.
             guard scanner.take(UInt8(ascii: "B")), scanner.take(UInt8(ascii: "C")) else { return nil }
-            let yearShift = CivilCalendar.daysFromCivil(year: 1 - year, month: month, day: day) - CivilCalendar.daysFromCivil(year: year, month: month, day: day)
+            let yearShift =
+                CivilCalendar.daysFromCivil(year: 1 - year, month: month, day: day)
+                - CivilCalendar.daysFromCivil(year: year, month: month, day: day)
             seconds += yearShift * 86_400
         }
         guard scanner.atEnd else { return nil }

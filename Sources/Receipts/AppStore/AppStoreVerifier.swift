@@ -16,7 +16,9 @@ struct AppStoreVerifier: Sendable {
             roots: configuration.rootCertificates, cacheCapacity: configuration.chainCacheCapacity)
     }
 
-    func verifyTransaction(_ input: String, checkProductType: Bool = true) async throws(ReceiptRefusal)
+    func verifyTransaction(
+        _ input: String, checkProductType: Bool = true
+    ) async throws(ReceiptRefusal)
         -> VerifiedTransaction
     {
         let (jws, payload) = try await verifiedPayload(input, as: TransactionPayload.self) { $0.signedDate }
@@ -114,7 +116,9 @@ struct AppStoreVerifier: Sendable {
     }
 
     /// The verified transaction a signed payload describes, after the payload-level checks.
-    private func transaction(from payload: TransactionPayload, evidence: String, checkProductType: Bool)
+    private func transaction(
+        from payload: TransactionPayload, evidence: String, checkProductType: Bool
+    )
         throws(ReceiptRefusal) -> VerifiedTransaction
     {
         func required<T>(_ value: T?, _ name: String) throws(ReceiptRefusal) -> T {

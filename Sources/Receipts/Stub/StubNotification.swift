@@ -55,7 +55,8 @@ public struct StubNotification: Sendable, Hashable {
     public var transaction: Transaction?
 
     public init(
-        bundleId: String, environment: StoreEnvironment = .stub, notificationType: VerifiedNotification.NotificationType,
+        bundleId: String, environment: StoreEnvironment = .stub,
+        notificationType: VerifiedNotification.NotificationType,
         subtype: String? = nil, notificationUUID: String, signedDateMs: Int64, transaction: Transaction?
     ) {
         self.bundleId = bundleId
@@ -101,7 +102,9 @@ public struct StubNotification: Sendable, Hashable {
 
     /// Parses stub notification text strictly; checks nothing beyond the format. Returns the notification
     /// and the signature bytes, if signed.
-    static func parse(_ text: String, maxBytes: Int) throws(ReceiptRefusal) -> (
+    static func parse(
+        _ text: String, maxBytes: Int
+    ) throws(ReceiptRefusal) -> (
         notification: StubNotification, signature: [UInt8]?
     ) {
         let what = "stub notification"

@@ -10,7 +10,8 @@ struct StubNotificationVerifier: Sendable {
     func verify(_ text: String) throws(ReceiptRefusal) -> VerifiedNotification {
         let (stub, signature) = try StubNotification.parse(text, maxBytes: configuration.maxInputBytes)
         let canonical = stub.canonicalText
-        try StubText.checkSignature(signature, of: canonical, secret: configuration.stubSecret, what: "stub notification")
+        try StubText.checkSignature(
+            signature, of: canonical, secret: configuration.stubSecret, what: "stub notification")
         guard stub.bundleId == configuration.bundleId else {
             throw ReceiptRefusal(.wrongBundleId, "bundle id is \(stub.bundleId), expected \(configuration.bundleId)")
         }

@@ -6,7 +6,9 @@ extension StubReceipt {
     /// Parses stub receipt text (see ``StubReceipt``), strictly: unknown keys, repeated keys, missing required
     /// keys, bad numbers and non-ASCII values are `malformed`. Returns the receipt and the raw signature
     /// bytes of its `signature:` line, if any. Checks nothing beyond the format.
-    static func parse(_ text: String, maxBytes: Int) throws(ReceiptRefusal) -> (
+    static func parse(
+        _ text: String, maxBytes: Int
+    ) throws(ReceiptRefusal) -> (
         receipt: StubReceipt, signature: [UInt8]?
     ) {
         var lines = try StubText.lines(text, magicLine: magicLine, maxBytes: maxBytes, what: "stub receipt")

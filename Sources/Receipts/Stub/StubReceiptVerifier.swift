@@ -45,7 +45,9 @@ struct StubReceiptVerifier: Sendable {
     }
 
     /// The entry for `productId` (the latest purchase if several), or the only entry when no product is named.
-    private func select(from entries: [StubReceipt.InAppEntry], productId: String?) throws(ReceiptRefusal)
+    private func select(
+        from entries: [StubReceipt.InAppEntry], productId: String?
+    ) throws(ReceiptRefusal)
         -> StubReceipt.InAppEntry
     {
         guard let productId else {

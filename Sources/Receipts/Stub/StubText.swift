@@ -7,7 +7,9 @@ enum StubText {
     static let maxValueLength = 200
 
     /// The non-empty lines of `text` after its magic line, trimmed. LF or CRLF line ends.
-    static func lines(_ text: String, magicLine: String, maxBytes: Int, what: String) throws(ReceiptRefusal)
+    static func lines(
+        _ text: String, magicLine: String, maxBytes: Int, what: String
+    ) throws(ReceiptRefusal)
         -> [String]
     {
         guard text.utf8.count <= maxBytes else {

@@ -4,7 +4,9 @@ import Hummingbird
 /// router's default conversion: JSON `{"error"}` bodies on the JSON surface, the SeSAC status codes on
 /// `/v1/...` (see ``ErrorMapping``).
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws
         -> Response
     {
         do {

@@ -30,7 +30,10 @@ struct FormFields: Sendable {
         let text = try required(name)
         let digits = text.utf8.first == UInt8(ascii: "-") ? text.utf8.dropFirst() : text.utf8[...]
         guard (1...9).contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(text)
-        else { throw InputError("not_an_integer", "the field \(name) must be an integer, got \(text.prefix(20).debugDescription)") }
+        else {
+            throw InputError(
+                "not_an_integer", "the field \(name) must be an integer, got \(text.prefix(20).debugDescription)")
+        }
         return value
     }
 

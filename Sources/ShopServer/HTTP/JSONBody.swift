@@ -91,6 +91,7 @@ struct JSONBody {
     /// A 200 (or `status`) response with this object as its body.
     mutating func response(status: HTTPResponse.Status = .ok) -> Response {
         Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: close()))
+            status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: close())
+        )
     }
 }

@@ -41,7 +41,9 @@ struct RequestBody: Sendable {
             throw InputError.unsupportedMediaType("application/json")
         }
         let buffer = try await bytes(of: request)
-        guard buffer.readableBytes > 0 else { throw InputError("empty_body", "the body is empty; a JSON object is expected") }
+        guard buffer.readableBytes > 0 else {
+            throw InputError("empty_body", "the body is empty; a JSON object is expected")
+        }
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
@@ -51,7 +53,8 @@ struct RequestBody: Sendable {
 
     /// `type/subtype`, lowercased, without parameters such as `charset`.
     static func mediaType(_ value: String) -> String {
-        value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            ?? ""
     }
 
     private static func describe(_ error: DecodingError) -> String {

@@ -26,8 +26,10 @@ public final class ShopMetrics: Sendable {
         registry.makeCounter(
             descriptor: Self.requests, labels: [("route", route), ("method", method), ("status", String(status))]
         ).increment()
-        registry.makeDurationHistogram(descriptor: Self.requestDuration, labels: [("route", route)], buckets: Self.latencyBuckets)
-            .record(duration)
+        registry.makeDurationHistogram(
+            descriptor: Self.requestDuration, labels: [("route", route)], buckets: Self.latencyBuckets
+        )
+        .record(duration)
     }
 
     func recordPurchase(_ outcome: String) {
@@ -54,23 +56,39 @@ public final class ShopMetrics: Sendable {
         return buffer
     }
 
-    private static var requests: MetricNameDescriptor { MetricNameDescriptor(
-        metricName: "http_requests", unitName: "total", helpText: "HTTP requests by route template, method and status.") }
-    private static var requestDuration: MetricNameDescriptor { MetricNameDescriptor(
-        metricName: "http_request_duration", unitName: "seconds", helpText: "HTTP request latency by route template.") }
-    private static var purchases: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "shop", metricName: "purchases", unitName: "total",
-        helpText: "Purchase recordings by outcome: recorded, duplicate, conflict.") }
-    private static var refusals: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "shop", metricName: "receipt_refusals", unitName: "total",
-        helpText: "Purchase proofs refused, by the prover's reason.") }
-    private static var notifications: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "shop", metricName: "notifications", unitName: "total",
-        helpText: "Store notifications by type and outcome: stored, duplicate, refused.") }
-    private static var poolConnections: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "shop", subsystem: "db_pool", metricName: "connections", unitName: "",
-        helpText: "Database pool connections by state.") }
-    private static var poolWaiting: MetricNameDescriptor { MetricNameDescriptor(
-        namespace: "shop", subsystem: "db_pool", metricName: "waiting", unitName: "",
-        helpText: "Requests waiting for a database connection.") }
+    private static var requests: MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: "http_requests", unitName: "total",
+            helpText: "HTTP requests by route template, method and status.")
+    }
+    private static var requestDuration: MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: "http_request_duration", unitName: "seconds",
+            helpText: "HTTP request latency by route template.")
+    }
+    private static var purchases: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "shop", metricName: "purchases", unitName: "total",
+            helpText: "Purchase recordings by outcome: recorded, duplicate, conflict.")
+    }
+    private static var refusals: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "shop", metricName: "receipt_refusals", unitName: "total",
+            helpText: "Purchase proofs refused, by the prover's reason.")
+    }
+    private static var notifications: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "shop", metricName: "notifications", unitName: "total",
+            helpText: "Store notifications by type and outcome: stored, duplicate, refused.")
+    }
+    private static var poolConnections: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "shop", subsystem: "db_pool", metricName: "connections", unitName: "",
+            helpText: "Database pool connections by state.")
+    }
+    private static var poolWaiting: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "shop", subsystem: "db_pool", metricName: "waiting", unitName: "",
+            helpText: "Requests waiting for a database connection.")
+    }
 }

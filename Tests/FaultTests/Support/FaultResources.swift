@@ -69,10 +69,14 @@ enum FaultResources {
     private static func sweepStale() {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
         for name in names where ("/tmp/" + name).hasPrefix(folderPrefix) {
-            let owner = name.dropFirst(folderPrefix.count - "/tmp/".count).split(separator: "-").first.flatMap { pid_t($0) }
+            let owner = name.dropFirst(folderPrefix.count - "/tmp/".count).split(separator: "-").first.flatMap {
+                pid_t($0)
+            }
             guard let owner, owner != getpid(), kill(owner, 0) != 0 else { continue }
             let folder = "/tmp/" + name
-            if let text = try? String(contentsOfFile: folder + "/server.pid", encoding: .utf8), let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            if let text = try? String(contentsOfFile: folder + "/server.pid", encoding: .utf8),
+                let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
                 killServer(pid)
             }
             stopCluster(dataDirectory: folder + "/data")
@@ -90,13 +94,17 @@ enum FaultResources {
 
     /// `pg_ctl stop -m immediate`, synchronously (exit handlers cannot await), when a postmaster runs there.
     private static func stopCluster(dataDirectory: String) {
-        guard FileManager.default.fileExists(atPath: dataDirectory + "/postmaster.pid"), let pgCtl = PostgresBinaries.pgCtlPath else {
+        guard FileManager.default.fileExists(atPath: dataDirectory + "/postmaster.pid"),
+            let pgCtl = PostgresBinaries.pgCtlPath
+        else {
             return
         }
         let command = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] : [pgCtl]
-        guard let child = try? Spawned.start(
-            command + ["-D", dataDirectory, "-m", "immediate", "-w", "-t", "30", "stop"], environment: Spawned.environment([:]),
-            logPath: "/dev/null")
+        guard
+            let child = try? Spawned.start(
+                command + ["-D", dataDirectory, "-m", "immediate", "-w", "-t", "30", "stop"],
+                environment: Spawned.environment([:]),
+                logPath: "/dev/null")
         else { return }
         var status: Int32 = 0
         while waitpid(child.pid, &status, 0) == -1 && errno == EINTR {}

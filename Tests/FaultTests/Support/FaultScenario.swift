@@ -36,14 +36,17 @@ final class FaultScenario: Sendable {
             // Keep the server log for the failure message, then clean up.
             let log = (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? ""
             cluster.destroy()
-            throw FaultTestError("\(error)\n--- last lines of the server log ---\n" + log.split(separator: "\n").suffix(25).joined(separator: "\n"))
+            throw FaultTestError(
+                "\(error)\n--- last lines of the server log ---\n"
+                    + log.split(separator: "\n").suffix(25).joined(separator: "\n"))
         }
         cluster.destroy()
     }
 
     /// Starts `shopledger serve` on this scenario's cluster and waits until it is ready.
     func startServer(port: Int? = nil, options: [String] = []) async throws -> ServerProcess {
-        let server = try await ServerProcess.start(databaseURL: cluster.url, folder: folder, port: port, options: options, http: http)
+        let server = try await ServerProcess.start(
+            databaseURL: cluster.url, folder: folder, port: port, options: options, http: http)
         servers.withLock { $0.append(server) }
         return server
     }

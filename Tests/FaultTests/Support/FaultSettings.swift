@@ -8,7 +8,9 @@ import Testing
 /// - `quick` (`make test` runs FaultTests on their own after the other suites): every scenario, short loads;
 /// - `all` (`make test-faults`): every scenario, full loads.
 enum FaultSettings {
-    private static var mode: String { (ProcessInfo.processInfo.environment["SHOPLEDGER_FAULT_TESTS"] ?? "").lowercased() }
+    private static var mode: String {
+        (ProcessInfo.processInfo.environment["SHOPLEDGER_FAULT_TESTS"] ?? "").lowercased()
+    }
 
     /// Full loads.
     static var all: Bool { ["all", "1", "true", "yes"].contains(mode) }

@@ -45,7 +45,8 @@ struct PurchaseLoad: Sendable {
     /// Registers every worker's user (`POST /api/v1/me`).
     func registerUsers(_ http: FaultHTTP) async throws {
         for worker in 0..<workers {
-            let answer = try await http.send(.POST, baseURL + "/api/v1/me", headers: [("Authorization", "Bearer dev:\(uid(worker))")])
+            let answer = try await http.send(
+                .POST, baseURL + "/api/v1/me", headers: [("Authorization", "Bearer dev:\(uid(worker))")])
             guard answer.status == 201 || answer.status == 200 else {
                 throw FaultTestError("registering \(uid(worker)): \(answer.status) \(answer.body)")
             }
@@ -71,7 +72,8 @@ struct PurchaseLoad: Sendable {
                             product: FaultFixtures.products[(worker * 7 + sequence) % FaultFixtures.products.count])
                         let started = ContinuousClock.now
                         let outcome = await request.send(http, baseURL: baseURL, timeout: requestTimeout)
-                        let attempt = PurchaseAttempt(request: request, started: started, finished: .now, outcome: outcome)
+                        let attempt = PurchaseAttempt(
+                            request: request, started: started, finished: .now, outcome: outcome)
                         record.append(attempt)
                         if !attempt.acknowledged { try? await Task.sleep(for: backoffAfterFailure) }
                     }

@@ -19,7 +19,9 @@ struct NotificationAttempt: Sendable {
     }
 
     static func send(_ body: [UInt8], _ http: FaultHTTP, baseURL: String) async -> FaultHTTP.Outcome {
-        await http.outcome(.POST, baseURL + path, headers: [("Content-Type", "application/json")], body: body, timeout: .seconds(30)).0
+        await http.outcome(
+            .POST, baseURL + path, headers: [("Content-Type", "application/json")], body: body, timeout: .seconds(30)
+        ).0
     }
 }
 
@@ -42,7 +44,8 @@ struct RefundLoad: Sendable {
             refunded.insert(purchase.transactionId)
             let (uuid, body) = NotificationAttempt.refund(of: purchase)
             let outcome = await NotificationAttempt.send(body, http, baseURL: baseURL)
-            sent.append(NotificationAttempt(uuid: uuid, transactionId: purchase.transactionId, body: body, outcome: outcome))
+            sent.append(
+                NotificationAttempt(uuid: uuid, transactionId: purchase.transactionId, body: body, outcome: outcome))
             try? await Task.sleep(for: .milliseconds(15))
         }
         return sent

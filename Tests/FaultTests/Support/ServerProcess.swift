@@ -14,9 +14,14 @@ struct ServerProcess: Sendable {
     /// The binary built next to this test bundle (`swift build --build-tests` builds it), or
     /// `$SHOPLEDGER_BINARY`.
     static func binary() throws -> String {
-        if let configured = ProcessInfo.processInfo.environment["SHOPLEDGER_BINARY"], !configured.isEmpty { return configured }
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var candidates = [URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("shopledger").path]
+        if let configured = ProcessInfo.processInfo.environment["SHOPLEDGER_BINARY"], !configured.isEmpty {
+            return configured
+        }
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var candidates = [
+            URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("shopledger").path
+        ]
         candidates.append(FileManager.default.currentDirectoryPath + "/.build/debug/shopledger")
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw FaultTestError(
@@ -40,10 +45,16 @@ struct ServerProcess: Sendable {
         let rootFile = folder + "/test-root.der"
         try Data(TestPKI.der(FaultFixtures.pki.root)).write(to: URL(fileURLWithPath: rootFile))
         let command =
-            [try binary(), "serve", "--database-url", databaseURL, "--host", "127.0.0.1", "--port", String(port), "--dev-auth",
-             "--stub-receipts", "--root-cert", rootFile, "--admin-token-file", adminTokenFile, "--pool-size", "8"] + options
+            [
+                try binary(), "serve", "--database-url", databaseURL, "--host", "127.0.0.1", "--port", String(port),
+                "--dev-auth",
+                "--stub-receipts", "--root-cert", rootFile, "--admin-token-file", adminTokenFile, "--pool-size", "8",
+            ] + options
         let child = try Spawned.start(
-            command, environment: Spawned.environment(["SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret, "LOG_LEVEL": "notice"]),
+            command,
+            environment: Spawned.environment([
+                "SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret, "LOG_LEVEL": "notice",
+            ]),
             logPath: folder + "/server.log")
         FaultResources.register(server: child.pid, folder: folder)
         let server = ServerProcess(child: child, port: port, folder: folder, baseURL: "http://127.0.0.1:\(port)")
@@ -62,7 +73,10 @@ struct ServerProcess: Sendable {
             if let exit = child.exit {
                 throw FaultTestError("shopledger serve ended (\(exit)) before it was ready:\n\(child.logTail())")
             }
-            if let answer = try? await http.send(.GET, baseURL + "/readyz", timeout: .seconds(2)), answer.status == 200 { return }
+            if let answer = try? await http.send(.GET, baseURL + "/readyz", timeout: .seconds(2)), answer.status == 200
+            {
+                return
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw FaultTestError("shopledger serve was not ready within \(timeout):\n\(child.logTail())")

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
-import NIOHTTP1
 import NIOCore
+import NIOHTTP1
 
 /// A purchase whose body arrives slowly: the head and the first half now, the rest when `finish()` is
 /// called. To the server it is a request in flight for as long as the client takes: a phone on a slow

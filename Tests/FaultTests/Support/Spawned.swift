@@ -92,7 +92,9 @@ final class Spawned: Sendable {
     }
 
     /// Runs `command` to its end (polling, so no thread blocks); its output is returned.
-    static func run(_ command: [String], environment: [String: String] = Spawned.environment([:]), timeout: Duration = .seconds(120))
+    static func run(
+        _ command: [String], environment: [String: String] = Spawned.environment([:]), timeout: Duration = .seconds(120)
+    )
         async throws -> (status: Termination, output: String)
     {
         let logPath = NSTemporaryDirectory() + "shopledger-fault-run-\(UUID().uuidString).out"

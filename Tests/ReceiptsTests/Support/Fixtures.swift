@@ -109,11 +109,14 @@ enum ClassicFixtures {
         try ReceiptVerifier(configuration: configuration(pki, environments: environments))
     }
 
-    static func purchase(_ productId: String = face3, _ transactionId: String = "2000000900000001") -> TestReceipt.Purchase {
+    static func purchase(
+        _ productId: String = face3, _ transactionId: String = "2000000900000001"
+    ) -> TestReceipt.Purchase {
         TestReceipt.Purchase(productId: productId, transactionId: transactionId)
     }
 
-    static func receipt(_ purchases: [TestReceipt.Purchase] = [purchase()], type: String = "Production") -> TestReceipt {
+    static func receipt(_ purchases: [TestReceipt.Purchase] = [purchase()], type: String = "Production") -> TestReceipt
+    {
         TestReceipt(receiptType: type, purchases: purchases)
     }
 }

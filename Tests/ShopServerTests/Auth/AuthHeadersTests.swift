@@ -1,7 +1,6 @@
 import HTTPTypes
-import Testing
-
 import ShopServer
+import Testing
 
 @Suite("Reading tokens from request headers")
 struct AuthHeadersTests {

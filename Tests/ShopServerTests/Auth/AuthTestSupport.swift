@@ -1,11 +1,10 @@
 import Crypto
 import Foundation
+import ShopServer
 import SwiftASN1
 import Testing
 import X509
 import _CryptoExtras
-
-import ShopServer
 
 /// Test clock: every test pins "now" here, well inside the test certificates' validity.
 let authTestNow = Date(timeIntervalSince1970: 1_800_000_000)

@@ -1,8 +1,7 @@
 import Foundation
 import HTTPTypes
-import Testing
-
 import ShopServer
+import Testing
 
 @Suite("Authenticator: both surfaces, admin, configuration")
 struct AuthenticatorTests {

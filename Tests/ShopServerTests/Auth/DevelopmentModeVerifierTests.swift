@@ -1,6 +1,5 @@
-import Testing
-
 import ShopServer
+import Testing
 
 @Suite("Development tokens (dev:<uid>)")
 struct DevelopmentModeVerifierTests {

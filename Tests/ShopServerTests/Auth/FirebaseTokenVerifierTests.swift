@@ -1,9 +1,8 @@
 import Crypto
 import Foundation
+import ShopServer
 import Testing
 import _CryptoExtras
-
-import ShopServer
 
 @Suite("Firebase ID token verification")
 struct FirebaseTokenVerifierTests {

@@ -1,10 +1,9 @@
 import Crypto
 import Foundation
+import ShopServer
 import SwiftASN1
 import Testing
 import X509
-
-import ShopServer
 
 @Suite("Google certificate file: loading and reloading")
 struct GoogleCertificatesTests {

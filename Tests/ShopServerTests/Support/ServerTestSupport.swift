@@ -27,7 +27,8 @@ enum ServerTest {
             auth: AuthConfiguration(acceptsDevelopmentTokens: true, adminToken: adminToken),
             receipts: VerifierConfiguration(
                 bundleId: bundleId, rootCertificates: [.appleRootCAG3, pki.rootCertificate],
-                receiptRootCertificates: [.appleIncRoot, TestReceiptPKI.shared.rootCertificate], acceptsStubReceipts: true,
+                receiptRootCertificates: [.appleIncRoot, TestReceiptPKI.shared.rootCertificate],
+                acceptsStubReceipts: true,
                 stubSecret: stubSecret))
     }
 
