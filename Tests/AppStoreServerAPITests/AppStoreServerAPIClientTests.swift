@@ -1,9 +1,10 @@
-import AppStoreServerAPI
 import Crypto
 import Foundation
 import Receipts
 import TestSupport
 import Testing
+
+@testable import AppStoreServerAPI
 
 @Suite("AppStoreServerAPI client against a fake Apple")
 struct AppStoreServerAPIClientTests {
@@ -307,11 +308,21 @@ struct AppStoreServerAPIClientTests {
                     times[index] - times[0] >= earliest,
                     "request \(index) came \(times[index] - times[0]) after the first")
             }
-            // Another endpoint has its own bucket: 8 order look-ups now would take a second in this one.
-            let other = ContinuousClock.now
-            for _ in 0..<8 { _ = try await client.lookUpOrder("NONE") }
-            #expect(ContinuousClock.now - other < .milliseconds(700))
         }
+    }
+
+    @Test("Each endpoint and environment has its own bucket: an empty one makes no other wait")
+    func rateLimitBucketsAreSeparate() async throws {
+        // One request per second everywhere: sharing a bucket would make each acquire below wait ~1 s.
+        let limiter = RateLimiter(limits: RateLimits(perSecond: [.transactionInfo: 1, .orderLookup: 1]))
+        try await limiter.acquire(.transactionInfo, sandbox: false)
+        let started = ContinuousClock.now
+        try await limiter.acquire(.orderLookup, sandbox: false)
+        try await limiter.acquire(.transactionInfo, sandbox: true)
+        #expect(ContinuousClock.now - started < .milliseconds(500))
+        // The emptied bucket itself does wait, so the bound above can fail.
+        try await limiter.acquire(.transactionInfo, sandbox: false)
+        #expect(ContinuousClock.now - started >= .milliseconds(800))
     }
 
     @Test("The fake refuses tokens that break a claim, so the checks above can fail")
