@@ -36,6 +36,9 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // zlib, from Debian's zlib1g-dev. Tests only: the HTML report's browser test decodes the
+        // screenshot PNG with it.
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Civil dates (the proleptic Gregorian calendar, no time zone): the one days-from-civil
         // algorithm the database layer, the receipts and the reports share.
         .target(name: "CivilDates", swiftSettings: strict),
@@ -232,7 +235,7 @@ let package = Package(
         .testTarget(
             name: "ReportsTests",
             dependencies: [
-                "Reports", "Seeding", "CivilDates", "Ledger", "Postgres", "Receipts", "TestSupport",
+                "Reports", "Seeding", "CivilDates", "Ledger", "Postgres", "Receipts", "TestSupport", "CZlib",
                 .product(name: "CSV", package: "CSV.swift"),
             ], swiftSettings: strict),
         .testTarget(

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what ShopLedger needs from Debian when it is missing: the PostgreSQL server binaries
-# (initdb, pg_ctl), libpq's headers and pkg-config (which the CLibPQ target needs to find them).
+# (initdb, pg_ctl), libpq's headers and pkg-config (which the CLibPQ target needs to find them),
+# zlib's headers (the browser test decodes its screenshot with zlib), Chromium and a Korean font
+# (the browser test renders the HTML report headless).
 set -euo pipefail
 
 missing=()
@@ -11,6 +13,10 @@ have_server() {
 have_server || missing+=(postgresql)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
 { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq; } || missing+=(libpq-dev)
+[[ -f /usr/include/zlib.h ]] || missing+=(zlib1g-dev)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
+{ command -v fc-list >/dev/null 2>&1 && fc-list :lang=ko | grep -q .; } || missing+=(fonts-nanum)
 id postgres >/dev/null 2>&1 || [[ " ${missing[*]} " == *" postgresql "* ]] || missing+=(postgresql)
 
 if ((${#missing[@]} == 0)); then

@@ -23,8 +23,8 @@ struct ReportOutputOptions: ParsableArguments {
     @Option(name: .customLong("out"), help: "Folder the report's folder is written in.")
     var outputDirectory = "reports"
 
-    @Option(help: "Files to write: csv, md or csv,md.")
-    var format = "csv,md"
+    @Option(help: "Files to write: csv, md, html, or a list such as csv,md,html.")
+    var format = "csv,md,html"
 
     @Option(
         help: "Estimated store commission as a fraction: 0.30 (App Store standard) or 0.15 (Small Business Program).")
@@ -46,7 +46,9 @@ struct ReportOutputOptions: ParsableArguments {
     func formats() throws -> [ReportFormat] {
         do {
             let formats = try ReportFormat.list(format)
-            guard !formats.isEmpty else { throw ValidationError("--format names no format; use csv, md or csv,md.") }
+            guard !formats.isEmpty else {
+                throw ValidationError("--format names no format; use csv, md, html or a list such as csv,md,html.")
+            }
             return formats
         } catch let error as ReportError {
             throw ValidationError("--format: \(error.message)")

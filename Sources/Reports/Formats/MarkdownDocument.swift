@@ -1,5 +1,5 @@
 /// Lines of a Markdown document, each block separated by one blank line, ending in one newline.
-struct MarkdownDocument {
+struct MarkdownDocument: ReportDocument {
     private var blocks: [String] = []
 
     mutating func heading(_ level: Int, _ text: String) {
@@ -20,6 +20,22 @@ struct MarkdownDocument {
 
     mutating func fenced(_ language: String, _ lines: [String]) {
         blocks.append((["```" + language] + lines + ["```"]).joined(separator: "\n"))
+    }
+
+    /// The trend as a Mermaid `xychart-beta` of its first series (net revenue), which GitHub draws;
+    /// the other charts' figures are in the tables beside them.
+    mutating func chart(_ chart: ReportChart) {
+        guard chart.purpose == .trend, let first = chart.series.first, let currency = chart.currency else { return }
+        fenced(
+            "mermaid",
+            [
+                "xychart-beta",
+                "    title \"\(chart.title)\"",
+                "    x-axis [" + chart.categories.map { "\"\($0)\"" }.joined(separator: ", ") + "]",
+                "    y-axis \"\(currency)\"",
+                "    bar [" + first.values.map { CurrencyFormat.amount($0, currency: currency) }.joined(separator: ", ")
+                    + "]",
+            ])
     }
 
     mutating func footer(_ text: String) {

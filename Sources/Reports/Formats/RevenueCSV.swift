@@ -20,7 +20,14 @@ public enum RevenueCSV {
     static let byteOrderMark = "\u{FEFF}"
 
     public static func render(_ report: RevenueReport) -> String {
-        var rows: [[String]] = [columns]
+        let rows = [columns] + records(report)
+        return byteOrderMark + rows.map { $0.map(field).joined(separator: ",") + "\r\n" }.joined()
+    }
+
+    /// The rows under the header, one value per column, before CSV quoting: the HTML report's
+    /// table of every figure shows exactly these.
+    static func records(_ report: RevenueReport) -> [[String]] {
+        var rows: [[String]] = []
         let timeZone = report.options.timeZone
         let rate = report.options.commission.description
         for figures in report.periods {
@@ -49,7 +56,7 @@ public enum RevenueCSV {
                 }
             }
         }
-        return byteOrderMark + rows.map { $0.map(field).joined(separator: ",") + "\r\n" }.joined()
+        return rows
     }
 
     /// One field: quoted when it holds a comma, quote, CR or LF (quotes doubled). Text a

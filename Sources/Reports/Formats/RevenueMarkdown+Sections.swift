@@ -6,7 +6,7 @@ extension RevenueMarkdown {
 
     /// Per production currency: the day's gross, refunds, net, proceeds and buyers beside the
     /// previous day and the average of the 7 days before the day.
-    static func headline(_ report: RevenueReport, into document: inout MarkdownDocument) {
+    static func headline(_ report: RevenueReport, into document: inout some ReportDocument) {
         let trend = report.trend
         let day = trend[trend.count - 1]
         let previous = trend[trend.count - 2]
@@ -84,7 +84,7 @@ extension RevenueMarkdown {
 
     // MARK: Refunds (daily)
 
-    static func refundsSection(_ report: RevenueReport, into document: inout MarkdownDocument) {
+    static func refundsSection(_ report: RevenueReport, into document: inout some ReportDocument) {
         let day = report.whole
         let totals = day.currencies(in: LedgerBook.production).map {
             ($0, day.total(book: LedgerBook.production, currency: $0))
@@ -135,7 +135,7 @@ extension RevenueMarkdown {
 
     /// Per production currency: a Mermaid bar chart of net revenue (GitHub draws it) and the same
     /// figures as a table (for plain text).
-    static func trendSection(_ periods: [PeriodFigures], into document: inout MarkdownDocument) {
+    static func trendSection(_ periods: [PeriodFigures], into document: inout some ReportDocument) {
         let production = LedgerBook.production
         let currencies = currencies(of: periods, book: production)
         guard !currencies.isEmpty else {
@@ -152,17 +152,15 @@ extension RevenueMarkdown {
             let firstLabel = periods.first!.period.first
             let lastLabel = periods.last!.period.last
             document.heading(3, currency)
-            document.fenced(
-                "mermaid",
-                [
-                    "xychart-beta",
-                    "    title \"Net revenue (\(currency)), \(firstLabel) to \(lastLabel)\"",
-                    "    x-axis [" + labels.map { "\"\($0)\"" }.joined(separator: ", ") + "]",
-                    "    y-axis \"\(currency)\"",
-                    "    bar ["
-                        + lines.map { CurrencyFormat.amount($0.netMilli, currency: currency) }.joined(separator: ", ")
-                        + "]",
-                ])
+            document.chart(
+                ReportChart(
+                    purpose: .trend, layout: .grouped,
+                    title: "Net revenue (\(currency)), \(firstLabel) to \(lastLabel)",
+                    currency: currency, categories: labels,
+                    series: [
+                        .init(name: "net revenue", values: lines.map(\.netMilli)),
+                        .init(name: "refunds", values: lines.map(\.refundedMilli)),
+                    ]))
             var table = MarkdownTable([
                 (daily ? "date" : "period", .left), ("purchases", .right), ("gross", .right), ("net refunds", .right),
                 ("net revenue", .right), ("est. proceeds", .right), ("buyers", .right),
@@ -176,12 +174,42 @@ extension RevenueMarkdown {
             }
             document.table(table)
         }
+        document.chart(buyersChart(periods, labels: labels))
+    }
+
+    /// First-time and returning production buyers (over all currencies) per period.
+    static func buyersChart(_ periods: [PeriodFigures], labels: [String]) -> ReportChart {
+        let counts = periods.map { $0.buyersByBook[LedgerBook.production] ?? BuyerCounts() }
+        return ReportChart(
+            purpose: .buyers, layout: .stacked,
+            title: "First-time and returning buyers, \(periods.first!.period.first) to \(periods.last!.period.last)",
+            currency: nil, categories: labels,
+            series: [
+                .init(name: "first-time buyers", values: counts.map { Int64($0.firstTime) }),
+                .init(name: "returning buyers", values: counts.map { Int64($0.buyers - $0.firstTime) }),
+            ])
+    }
+
+    /// Production units bought per item over `figures`' period, all currencies together, in catalog order.
+    static func unitsChart(_ figures: PeriodFigures, catalog: ReportCatalog, periodText: String) -> ReportChart {
+        var units: [ItemID: Int] = [:]
+        for (key, line) in figures.sortedLines(in: LedgerBook.production) where key.level == .item {
+            guard let kind = key.kind, let index = key.index else { continue }
+            units[ItemID(kind: kind, index: index), default: 0] += line.purchases
+        }
+        let items = units.keys.sorted {
+            (ReportOrder.kind($0.kind), $0.index) < (ReportOrder.kind($1.kind), $1.index)
+        }
+        return ReportChart(
+            purpose: .units, layout: .horizontal, title: "Units bought per item, \(periodText)", currency: nil,
+            categories: items.map { "\(catalog.name($0)) (\($0.kind.rawValue) \($0.index))" },
+            series: [.init(name: "units bought", values: items.map { Int64(units[$0]!) })])
     }
 
     // MARK: Grants and test traffic
 
     static func grantsAndTestTraffic(
-        _ figures: PeriodFigures, catalog: ReportCatalog, periodNoun: String, into document: inout MarkdownDocument
+        _ figures: PeriodFigures, catalog: ReportCatalog, periodNoun: String, into document: inout some ReportDocument
     ) {
         document.heading(2, "Grants without revenue")
         var grants = MarkdownTable([
@@ -234,7 +262,7 @@ extension RevenueMarkdown {
 
     // MARK: Reconciliation
 
-    static func reconciliationSection(_ report: RevenueReport, into document: inout MarkdownDocument) {
+    static func reconciliationSection(_ report: RevenueReport, into document: inout some ReportDocument) {
         document.heading(2, "Reconciliation")
         var lines: [String] = []
         for check in report.reconciliation {

@@ -2,7 +2,8 @@ import CivilDates
 import Ledger
 
 /// The report as Markdown that reads well on GitHub (tables, a Mermaid `xychart-beta` trend) and
-/// as plain text (tables padded to line up, every chart also given as a table).
+/// as plain text (tables padded to line up, every chart also given as a table). Its sections write
+/// into any `ReportDocument`: `RevenueHTML` renders the same sections as HTML with SVG charts.
 public enum RevenueMarkdown {
     public static func render(_ report: RevenueReport) -> String {
         var document = MarkdownDocument()
@@ -16,7 +17,7 @@ public enum RevenueMarkdown {
 
     // MARK: Daily
 
-    static func daily(_ report: RevenueReport, date: CalendarDate, into document: inout MarkdownDocument) {
+    static func daily(_ report: RevenueReport, date: CalendarDate, into document: inout some ReportDocument) {
         let zone = report.options.timeZone
         let day = report.whole
         document.heading(1, "Revenue report for \(date) (\(zone))")
@@ -27,6 +28,9 @@ public enum RevenueMarkdown {
 
         document.heading(2, "Headline")
         headline(report, into: &document)
+        if day.hasProductionActivity {
+            document.chart(unitsChart(day, catalog: report.catalog, periodText: "\(date)"))
+        }
 
         for kind in ItemKind.allCases {
             document.heading(2, kindTitle(kind))
@@ -78,7 +82,7 @@ public enum RevenueMarkdown {
 
     static func range(
         _ report: RevenueReport, first: CalendarDate, last: CalendarDate, grouping: ReportGrouping,
-        into document: inout MarkdownDocument
+        into document: inout some ReportDocument
     ) {
         let zone = report.options.timeZone
         let whole = report.whole
@@ -116,6 +120,9 @@ public enum RevenueMarkdown {
                     + "(\(CurrencyFormat.count(overall.firstTime)) first-time).")
         }
 
+        if whole.hasProductionActivity {
+            document.chart(unitsChart(whole, catalog: report.catalog, periodText: "\(first) to \(last)"))
+        }
         for kind in ItemKind.allCases {
             document.heading(2, kindTitle(kind) + " over the range")
             kindTable(
@@ -176,7 +183,7 @@ public enum RevenueMarkdown {
     /// One table per kind: a row per item and currency with the item's name, then the kind's total per currency.
     static func kindTable(
         _ kind: ItemKind, in figures: PeriodFigures, catalog: ReportCatalog, emptyText: String,
-        into document: inout MarkdownDocument
+        into document: inout some ReportDocument
     ) {
         var table = MarkdownTable([
             ("item", .left), ("product id", .left), ("currency", .left), ("purchases", .right), ("gross", .right),
