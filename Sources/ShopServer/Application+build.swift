@@ -63,6 +63,7 @@ public func buildApplication(
     RestoreRoutes(authenticator: authenticator, api: appStore, desk: desk, body: body).register(on: api)
     NotificationRoutes(prover: purchaseProver, ledger: ledger, metrics: metrics, body: body).register(on: api)
     AdminRoutes(authenticator: authenticator, ledger: ledger, client: client).register(on: api)
+    SupportRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: api)
 
     let responder = ShopResponder(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,

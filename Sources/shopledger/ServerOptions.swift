@@ -110,6 +110,13 @@ struct ServerOptions: ParsableArguments {
     var adminTokenFile: String?
 
     @Option(
+        name: .customLong("admin-label"),
+        help:
+            "Who holds the admin token, recorded as the actor of support actions taken with it. Default: $SHOPLEDGER_ADMIN_LABEL, else admin"
+    )
+    var adminLabel: String?
+
+    @Option(
         name: .customLong("metrics-token-file"),
         help:
             "File with a bearer token GET /metrics then requires (at least 16 bytes). Default: $SHOPLEDGER_METRICS_TOKEN (the token itself); none: /metrics is open"
@@ -143,7 +150,8 @@ struct ServerOptions: ParsableArguments {
             firebaseProjectId: firebaseProject ?? Environment.string("SHOPLEDGER_FIREBASE_PROJECT"),
             googleCertificatesPath: googleCertificates ?? Environment.string("SHOPLEDGER_GOOGLE_CERTS"),
             acceptsDevelopmentTokens: devAuth || Environment.flag("SHOPLEDGER_DEV_AUTH"),
-            adminToken: try adminToken())
+            adminToken: try adminToken(),
+            adminLabel: adminLabel ?? Environment.string("SHOPLEDGER_ADMIN_LABEL") ?? "admin")
 
         var syncInterval: Duration?
         if let seconds = appStoreSyncInterval

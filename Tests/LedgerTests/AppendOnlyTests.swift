@@ -79,5 +79,7 @@ struct AppendOnlyTests {
             transaction: makeTransaction("t1"), evidenceSHA256: fakeDigest("n1"))
         _ = try await ledger.storeNotification(notification, signedPayload: "payload")
         _ = try await ledger.applyNotification("n1")
+        _ = try await ledger.grantCompensation(
+            .face(2), to: "alice", SupportRequest(actor: "support", reason: "refunded by mistake", transactionId: "t1"))
     }
 }

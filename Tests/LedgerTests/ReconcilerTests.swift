@@ -40,12 +40,12 @@ struct ReconcilerTests {
             #expect(examined["postings_balance"] == 11)  // 7 purchases + 4 state changes
             #expect(examined["one_purchase_entry_per_purchase"] == 7)
             #expect(examined["receivable_matches_purchases"] == 3)  // production KRW, production USD, sandbox KRW
-            #expect(examined["append_only_enforced"] == 7)
+            #expect(examined["append_only_enforced"] == 8)
             #expect(examined["equipped_items_owned"] == 3)
-            #expect(report.text.hasSuffix("reconcile: all 11 checks passed"))
+            #expect(report.text.hasSuffix("reconcile: all 12 checks passed"))
             let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
             #expect(json?["passed"] as? Bool == true)
-            #expect((json?["checks"] as? [[String: Any]])?.count == 11)
+            #expect((json?["checks"] as? [[String: Any]])?.count == 12)
         }
     }
 
@@ -90,7 +90,8 @@ struct ReconcilerTests {
                     #expect(failures["no_orphans"] == ["users"])
                     #expect(failures["append_only_enforced"] == ["refund_events", "refund_events"])
                     #expect(report.text.contains("FAIL postings_balance"))
-                    #expect(report.text.hasSuffix("reconcile: 11 of 11 checks failed"))
+                    #expect(failures["support_grants_backed"] == ["bob face 2"])
+                    #expect(report.text.hasSuffix("reconcile: 12 of 12 checks failed"))
                     let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
                     #expect(json?["passed"] as? Bool == false)
                 } catch {
@@ -176,6 +177,9 @@ struct ReconcilerTests {
                     transaction_id, refund_kind, evidence_sha256, signed_payload)
                 VALUES ('lost-1', 'app_store', 'Production', 'REFUND', now(), 'p2', 'refund', decode(repeat('cd', 32), 'hex'), 'x')
                 """)
+            // A compensation count no support action explains.
+            try await connection.query(
+                "UPDATE grants SET promotional_count = 1 WHERE uid = 'bob' AND item_kind = 'face' AND item_index = 2")
             // An item equipped without being owned.
             try await connection.query("UPDATE users SET equipped_background = 6 WHERE uid = 'kid'")
             try await connection.query("RESET session_replication_role")

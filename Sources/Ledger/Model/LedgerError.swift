@@ -17,6 +17,12 @@ public struct LedgerError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let noSuchItem = Code("no_such_item")
         /// A value the ledger cannot store (empty id, bad currency, negative price, ...).
         public static let invalidInput = Code("invalid_input")
+        /// No support grant has the id a revoke names.
+        public static let noSuchGrant = Code("no_such_grant")
+        /// No purchase has the transaction id (or original transaction id) a look-up names.
+        public static let noSuchPurchase = Code("no_such_purchase")
+        /// The support grant a revoke names was revoked already.
+        public static let alreadyRevoked = Code("already_revoked")
         /// The transaction's `appAccountToken` is not the one the user's earlier purchases carry.
         public static let accountTokenMismatch = Code("account_token_mismatch")
     }

@@ -7,7 +7,7 @@ public enum LedgerInvariants {
     public static let all: [any ReconciliationCheck] = [
         postingsBalance, journalPerPurchase, entryPostingsMatchPurchase, receivableMatchesPurchases,
         grantsMatchHistory, liveGrantsBacked, refundEventsApplied, notificationsApplied, equippedItemsOwned,
-        noOrphans, appendOnlyEnforced,
+        noOrphans, appendOnlyEnforced, SupportInvariants.grantsBacked,
     ]
 
     /// SQL naming purchase/entry `x`'s store transaction.
@@ -308,6 +308,6 @@ public enum LedgerInvariants {
     /// `grant_events` views add them to the stored `*_rows` tables listed here.
     public static let appendOnlyTables = [
         "store_transactions", "purchases", "journal_entry_rows", "posting_rows", "refund_events", "grant_event_rows",
-        "store_notifications",
+        "store_notifications", "support_actions",
     ]
 }

@@ -8,10 +8,19 @@ public struct AdminToken: Sendable, CustomStringConvertible {
     public static let minimumLength = 16
 
     private let digest: [UInt8]
+    /// Who holds the token, recorded as the actor of every support action taken with it.
+    public let label: String
 
     /// - Throws: when `secret` is shorter than ``minimumLength`` bytes or has whitespace or control
-    ///   characters (it must survive an `Authorization: Bearer` header unchanged).
-    public init(_ secret: String) throws(AuthConfigurationError) {
+    ///   characters (it must survive an `Authorization: Bearer` header unchanged), or when `label`
+    ///   is not 1–64 printable characters.
+    public init(_ secret: String, label: String = "admin") throws(AuthConfigurationError) {
+        guard (1...64).contains(label.unicodeScalars.count),
+            label.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control })
+        else {
+            throw AuthConfigurationError("the admin token's label must be 1–64 characters without control characters")
+        }
+        self.label = label
         guard secret.utf8.count >= Self.minimumLength else {
             throw AuthConfigurationError("the admin token must be at least \(Self.minimumLength) bytes")
         }

@@ -16,14 +16,18 @@ public struct AuthConfiguration: Sendable {
     public var acceptsDevelopmentTokens: Bool
     /// The bearer token of the admin endpoints; `nil` refuses every admin request.
     public var adminToken: String?
+    /// Who holds the admin token: the actor recorded on every support action taken with it.
+    public var adminLabel: String
 
     public init(
         firebaseProjectId: String? = nil,
         googleCertificatesPath: String? = nil,
         clockSkew: TimeInterval = FirebaseTokenVerifier.defaultClockSkew,
         acceptsDevelopmentTokens: Bool = false,
-        adminToken: String? = nil
+        adminToken: String? = nil,
+        adminLabel: String = "admin"
     ) {
+        self.adminLabel = adminLabel
         self.firebaseProjectId = firebaseProjectId
         self.googleCertificatesPath = googleCertificatesPath
         self.clockSkew = clockSkew

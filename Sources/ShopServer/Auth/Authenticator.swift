@@ -53,7 +53,7 @@ public struct Authenticator: Sendable {
         self.init(
             identityVerifier: verifier,
             adminToken: try configuration.adminToken.map { secret throws(AuthConfigurationError) in
-                try AdminToken(secret)
+                try AdminToken(secret, label: configuration.adminLabel)
             },
             certificateStore: store
         )
@@ -71,7 +71,9 @@ public struct Authenticator: Sendable {
 
     /// Passes when `Authorization: Bearer` carries the configured admin token; `admin_required` otherwise,
     /// and always when no admin token is configured.
-    public func requireAdmin(_ headers: HTTPFields) throws(AuthError) {
+    /// - Returns: the admin token's label, the actor of what the request does.
+    @discardableResult
+    public func requireAdmin(_ headers: HTTPFields) throws(AuthError) -> String {
         guard let adminToken else {
             throw AuthError(.adminRequired, "admin access is not configured on this server")
         }
@@ -84,6 +86,7 @@ public struct Authenticator: Sendable {
         guard adminToken.matches(presented) else {
             throw AuthError(.adminRequired, "the bearer token is not the admin token")
         }
+        return adminToken.label
     }
 
     /// Re-reads the Google certificate file and swaps in its keys (see ``GoogleCertificateStore/reload()``).

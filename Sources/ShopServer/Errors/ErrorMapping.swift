@@ -32,6 +32,10 @@ enum ErrorMapping {
                 return APIError(
                     .notFound, code: error.code.rawValue,
                     message: "\(error.message); register with POST /api/v1/me (or the SeSAC POST /v1/user) first")
+            case .noSuchGrant, .noSuchPurchase:
+                return APIError(.notFound, code: error.code.rawValue, message: error.message)
+            case .alreadyRevoked:
+                return APIError(.conflict, code: error.code.rawValue, message: error.message)
             default:
                 return APIError(.unprocessableContent, code: error.code.rawValue, message: error.message)
             }
