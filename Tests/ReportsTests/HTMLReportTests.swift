@@ -113,3 +113,33 @@ struct HTMLReportTests {
                 == "<strong>Day:</strong> <code>a&lt;b&gt;</code> &amp; &#39;c&#39;")
     }
 }
+
+@Suite("Support grants in reports")
+struct SupportGrantReportTests {
+    @Test("compensation granted and revoked by support is listed as grants of book promotional, never revenue")
+    func listedAsGrants() async throws {
+        try await withReportLedger { db, ledger in
+            _ = try await ledger.register(uid: "gina", profile: testProfile)
+            let request = SupportRequest(actor: "support", reason: "lost after a store outage")
+            let first = try await ledger.grantCompensation(.face(3), to: "gina", request)
+            _ = try await ledger.grantCompensation(.background(2), to: "gina", request)
+            _ = try await ledger.revokeCompensation(first.actionId, request)
+            let today = try await db.client.query("SELECT ((now() AT TIME ZONE 'UTC')::date)::text").single()
+                .decode(String.self, at: 0)
+            let report = try await RevenueReporter(client: db.client).daily(date: day(today))
+            try await withTemporaryFolder { folder in
+                let (csv, html) = try HTMLReportTests.writeAll(report, to: folder)
+                let face = try #require(csv.row(["book": "promotional", "item_kind": "face", "item_index": "3"]))
+                #expect(face["support_grants"] == "1" && face["support_revokes"] == "1" && face["net_revenue"] == "0")
+                let background = try #require(
+                    csv.row(["book": "promotional", "item_kind": "background", "item_index": "2"]))
+                #expect(background["support_grants"] == "1" && background["support_revokes"] == "0")
+                #expect(csv.rows.allSatisfy { $0["book"] == "promotional" })
+                #expect(try HTMLFigures.rows(in: html) == csv.rows)
+                #expect(csv.markdown.contains("Items support granted to users as compensation"))
+                #expect(!csv.markdown.contains("| promotional"))  // not test traffic
+                #expect(report.reconciled)
+            }
+        }
+    }
+}

@@ -70,8 +70,13 @@ public struct GrantFigures: Sendable, Hashable {
     public var familyShared = 0
     public var familyRevokes = 0
     public var unpriced = 0
+    /// Book `promotional`: items support granted as compensation, and such grants revoked.
+    public var supportGrants = 0
+    public var supportRevokes = 0
 
     public init() {}
 
-    public var isEmpty: Bool { familyShared == 0 && familyRevokes == 0 && unpriced == 0 }
+    public var isEmpty: Bool {
+        familyShared == 0 && familyRevokes == 0 && unpriced == 0 && supportGrants == 0 && supportRevokes == 0
+    }
 }

@@ -6,7 +6,8 @@ import Ledger
 ///
 /// One row per period, book, currency, kind and item, followed by the kind's total (`level` kind)
 /// and, after both kinds, the currency's total (`level` currency); then grants without revenue,
-/// whose currency is empty. Production rows come first; `book` names test traffic (sandbox, stub…)
+/// whose currency is empty (book `promotional`: items support granted as compensation, and
+/// revoked). Production rows come first; `book` names test traffic (sandbox, stub…)
 /// so a filter on `book = production` gives revenue. Amounts are decimal numbers in the currency's
 /// normal precision, without thousands separators.
 public enum RevenueCSV {
@@ -14,7 +15,7 @@ public enum RevenueCSV {
         "period_start", "period_end", "time_zone", "book", "level", "currency", "item_kind", "item_index", "product_id",
         "item_name", "purchases", "gross", "refunds", "refunded_amount", "refund_reversals", "reversed_amount",
         "net_revenue", "commission_rate", "estimated_commission", "estimated_proceeds", "buyers", "first_time_buyers",
-        "family_shared_grants", "family_shared_revokes", "unpriced_purchases",
+        "family_shared_grants", "family_shared_revokes", "unpriced_purchases", "support_grants", "support_revokes",
     ]
 
     static let byteOrderMark = "\u{FEFF}"
@@ -43,7 +44,7 @@ public enum RevenueCSV {
                         String(line.purchases), money(line.grossMilli), String(line.refunds), money(line.refundedMilli),
                         String(line.reversals), money(line.reversedMilli), money(line.netMilli), rate,
                         money(line.commissionMilli), money(line.proceedsMilli), String(line.buyers),
-                        String(line.firstTimeBuyers), "0", "0", "0",
+                        String(line.firstTimeBuyers), "0", "0", "0", "0", "0",
                     ])
                 }
                 for (key, grants) in figures.sortedGrants(in: book) {
@@ -52,6 +53,7 @@ public enum RevenueCSV {
                         key.item.kind.rawValue, String(key.item.index), report.catalog.productId(key.item),
                         report.catalog.name(key.item), "0", "0", "0", "0", "0", "0", "0", rate, "0", "0", "0", "0",
                         String(grants.familyShared), String(grants.familyRevokes), String(grants.unpriced),
+                        String(grants.supportGrants), String(grants.supportRevokes),
                     ])
                 }
             }

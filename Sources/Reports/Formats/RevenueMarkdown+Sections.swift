@@ -231,8 +231,24 @@ extension RevenueMarkdown {
             document.table(grants)
         }
 
+        var support = MarkdownTable([
+            ("item", .left), ("granted by support", .right), ("revoked by support", .right),
+        ])
+        for (key, line) in figures.sortedGrants(in: SupportAction.book) {
+            support.append([
+                "\(catalog.name(key.item)) (\(key.item.kind.rawValue) \(key.item.index))", count(line.supportGrants),
+                count(line.supportRevokes),
+            ])
+        }
+        if !support.isEmpty {
+            document.paragraph(
+                "Items support granted to users as compensation (book `promotional`: owned, never revenue), and such "
+                    + "grants revoked, in this \(periodNoun):")
+            document.table(support)
+        }
+
         document.heading(2, "Test traffic (not revenue)")
-        let books = figures.books.filter { $0 != LedgerBook.production }
+        let books = figures.books.filter { $0 != LedgerBook.production && $0 != SupportAction.book }
         guard !books.isEmpty else {
             document.paragraph("No sandbox, Xcode or stub activity in this \(periodNoun).")
             return

@@ -114,15 +114,17 @@ public struct RevenueReporter: Sendable {
         }
     }
 
-    /// The figures of `periods` (two queries over their window).
+    /// The figures of `periods` (three queries over their window).
     static func figures(
         _ periods: [ReportPeriod], options: ReportOptions, on connection: PostgresConnection
     ) async throws -> [PeriodFigures] {
         let window = ReportWindow(timeZone: options.timeZone, periods: periods)
         let entries = try await RevenueQueries.entryGroups(window, on: connection)
         let buyers = try await RevenueQueries.buyerGroups(window, on: connection)
-        return try RevenueAggregator(commission: options.commission).figures(
+        var figures = try RevenueAggregator(commission: options.commission).figures(
             periods: periods, entries: entries, buyers: buyers)
+        SupportGrantQueries.add(try await SupportGrantQueries.groups(window, on: connection), to: &figures)
+        return figures
     }
 
     /// The report's own check over its window, then (full) every ledger invariant and the report
