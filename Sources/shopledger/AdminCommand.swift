@@ -113,7 +113,8 @@ struct AdminHistoryCommand: AsyncParsableCommand {
 /// Plain-text lines for the admin commands.
 enum SupportText {
     static func time(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false))
+        date.formatted(
+            .iso8601.year().month().day().time(includingFractionalSeconds: false).timeZone(separator: .omitted))
     }
 
     static func action(_ action: SupportAction) -> String {
