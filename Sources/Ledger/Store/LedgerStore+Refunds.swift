@@ -152,17 +152,7 @@ extension LedgerStore {
                 FROM change c JOIN entry e USING (transaction_id)
                 WHERE c.grant_delta <> 0
             ),
-            unequip AS (
-                -- A user cannot show what they no longer own. Matching the row on uid only (not on
-                -- the equipped value) makes a concurrent equip's committed value the one re-checked.
-                UPDATE users u
-                SET equipped_face = CASE WHEN o.item_kind = 'face' AND u.equipped_face = o.item_index
-                                         THEN 0 ELSE u.equipped_face END,
-                    equipped_background = CASE WHEN o.item_kind = 'background' AND u.equipped_background = o.item_index
-                                               THEN 0 ELSE u.equipped_background END
-                FROM owned o
-                WHERE u.uid = o.uid AND NOT o.owned
-            )
+            unequip AS (\(unsafeSQL: Self.unequipLostItems))
             SELECT EXISTS (SELECT 1 FROM purchase),
                    coalesce((SELECT new_state FROM change), (SELECT state FROM latest_entry))
             """

@@ -88,16 +88,7 @@ extension LedgerStore {
                 INSERT INTO grant_event_rows (uid, item_kind, item_index, source, delta, cause, entry_id)
                 SELECT uid, item_kind, item_index, 'promotional', -1, 'support_revoke', action_id FROM action
             ),
-            unequip AS (
-                -- As for refunds: a user cannot show what they no longer own.
-                UPDATE users u
-                SET equipped_face = CASE WHEN o.item_kind = 'face' AND u.equipped_face = o.item_index
-                                         THEN 0 ELSE u.equipped_face END,
-                    equipped_background = CASE WHEN o.item_kind = 'background' AND u.equipped_background = o.item_index
-                                               THEN 0 ELSE u.equipped_background END
-                FROM owned o
-                WHERE u.uid = o.uid AND NOT o.owned
-            )
+            unequip AS (\(unsafeSQL: Self.unequipLostItems))
             SELECT (SELECT uid FROM target), (SELECT item_kind::text FROM target), (SELECT item_index FROM target),
                    (SELECT action_id FROM action), (SELECT acted_at FROM action)
             """
@@ -114,6 +105,20 @@ extension LedgerStore {
             actionId: actionId, kind: .revoke, uid: uid, item: ItemID(kind: kind, index: index), revokes: grantId,
             actor: request.actor, reason: request.reason, transactionId: request.transactionId, actedAt: actedAt)
     }
+
+    /// The body of a CTE that un-equips what a user no longer owns, after a CTE `owned` returning
+    /// the changed grant rows (`uid, item_kind, item_index, owned`). A user cannot show what they no
+    /// longer own. Matching the row on uid only (not on the equipped value) makes a concurrent
+    /// equip's committed value the one re-checked. Refunds and support revokes share it.
+    static let unequipLostItems = """
+        UPDATE users u
+        SET equipped_face = CASE WHEN o.item_kind = 'face' AND u.equipped_face = o.item_index
+                                 THEN 0 ELSE u.equipped_face END,
+            equipped_background = CASE WHEN o.item_kind = 'background' AND u.equipped_background = o.item_index
+                                       THEN 0 ELSE u.equipped_background END
+        FROM owned o
+        WHERE u.uid = o.uid AND NOT o.owned
+        """
 
     /// The user's support actions, oldest first, each grant with the revoke that took it back.
     /// - Throws: `LedgerError(.userNotRegistered)`.
