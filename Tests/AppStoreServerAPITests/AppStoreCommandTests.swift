@@ -11,53 +11,9 @@ import Testing
 /// `SHOPLEDGER_APP_STORE_*` variables, against the fake Apple (and, for sync, a real PostgreSQL).
 @Suite("AppStoreServerAPI commands: shopledger appstore")
 struct AppStoreCommandTests {
-    struct Run: Sendable {
-        let status: Int32
-        let output: String
-    }
-
-    static func binary() throws -> String {
-        if let configured = ProcessInfo.processInfo.environment["SHOPLEDGER_BINARY"], !configured.isEmpty {
-            return configured
-        }
-        let executable =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let candidates = [
-            URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("shopledger").path,
-            FileManager.default.currentDirectoryPath + "/.build/debug/shopledger",
-        ]
-        return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0) })
-    }
-
-    /// Runs the binary with `arguments` and `environment` added to this process's, without blocking a
-    /// concurrency thread while it runs.
-    static func shopledger(_ arguments: [String], environment: [String: String]) async throws -> Run {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("appstore-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let outputPath = folder.appendingPathComponent("output").path
-        FileManager.default.createFile(atPath: outputPath, contents: nil)
-        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try binary())
-        process.arguments = arguments
-        var variables = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SHOPLEDGER_") }
-        variables["LOG_LEVEL"] = "error"
-        variables.merge(environment) { $1 }
-        process.environment = variables
-        process.standardOutput = output
-        process.standardError = output
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        try output.close()
-        return Run(status: status, output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
+    /// Runs the built binary (`ShopLedgerRun`).
+    static func shopledger(_ arguments: [String], environment: [String: String]) async throws -> ShopLedgerRun {
+        try await ShopLedgerRun.run(arguments, environment: environment)
     }
 
     /// The key and the trust root as files, and the variables that configure the API.
