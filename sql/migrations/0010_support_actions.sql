@@ -48,9 +48,14 @@ ALTER TABLE grant_event_rows
         CHECK ((source = 'promotional') = (cause IN ('support_grant', 'support_revoke')));
 
 -- Grants: live compensations count towards owning the item. `owned` is generated, so it is
--- dropped and added again with the new term (the table is current state, not history).
+-- dropped and added again with the new term (the table is current state, not history). The new
+-- bound joins 0007's one CHECK of the counts rather than adding a second CHECK that every
+-- purchase's grant upsert would evaluate.
 ALTER TABLE grants
     DROP COLUMN owned,
-    ADD COLUMN promotional_count integer NOT NULL DEFAULT 0 CHECK (promotional_count >= 0),
+    ADD COLUMN promotional_count integer NOT NULL DEFAULT 0,
     ADD COLUMN owned boolean GENERATED ALWAYS AS (
-        free OR purchased_count > 0 OR shared_count > 0 OR promotional_count > 0) STORED;
+        free OR purchased_count > 0 OR shared_count > 0 OR promotional_count > 0) STORED,
+    DROP CONSTRAINT grants_check1,
+    ADD CONSTRAINT grants_counts_check
+        CHECK (item_index >= 0 AND purchased_count >= 0 AND shared_count >= 0 AND promotional_count >= 0);
