@@ -60,7 +60,7 @@ struct PurchaseDesk: Sendable {
                 result = .failure(EntryRefusal(code: refusal.reason.rawValue, message: refusal.message))
             } else {
                 do {
-                    result = .success(try await record(await priced(transaction), for: uid))
+                    result = .success(try await recordPriced(transaction, for: uid))
                 } catch let error as LedgerError
                     where error.code == .unknownProduct || error.code == .accountTokenMismatch
                 {
@@ -91,7 +91,30 @@ struct PurchaseDesk: Sendable {
             metrics.recordRefusal(error.reason.rawValue)
             throw error
         }
-        return try await record(await priced(transaction), for: uid)
+        return try await recordPriced(transaction, for: uid)
+    }
+
+    /// Records `transaction`, priced by Apple when it carries no price (``priced(_:)``). A purchase
+    /// recorded unpriced before (Apple did not answer then) that Apple prices now gets that price as a
+    /// price learned later (a `price_learned` journal entry, once), as a sync would book it.
+    func recordPriced(_ transaction: VerifiedTransaction, for uid: String) async throws -> PurchaseOutcome {
+        let signed = await priced(transaction)
+        let outcome = try await record(signed, for: uid)
+        guard transaction.priceMilli == nil, signed.priceMilli != nil, case .duplicate(var existing) = outcome,
+            existing.price == nil
+        else { return outcome }
+        do {
+            if case .recorded(let price) = try await ledger.recordLearnedPrice(signed) {
+                existing.price = price
+                existing.storefront = existing.storefront ?? signed.storefront
+            }
+        } catch {
+            // The purchase stands; a sync prices it later.
+            logger.warning(
+                "could not book Apple's price for a purchase recorded unpriced",
+                metadata: ["transaction": "\(transaction.transactionId)", "error": "\(error)"])
+        }
+        return .duplicate(existing)
     }
 
     /// Apple's signed transaction for an unpriced App Store transaction (a classic receipt's entry),
