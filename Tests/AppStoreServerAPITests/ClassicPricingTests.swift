@@ -64,6 +64,18 @@ struct ClassicPricingTests {
         }
     }
 
+    /// Apple knows two purchases of customer x, faces 3 (₩3,300) and 4 (₩2,500); one receipt holds both.
+    static func twoFaces(_ face3Id: String, _ face4Id: String) -> (FakeAppStore, receipt: String) {
+        let fake = APITest.fake()
+        fake.add(
+            FakeAppStore.Transaction(
+                id: face3Id, productId: APITest.product(3), customer: "x", purchaseMs: purchaseMs, price: 3_300_000))
+        fake.add(
+            FakeAppStore.Transaction(
+                id: face4Id, productId: APITest.product(4), customer: "x", purchaseMs: purchaseMs, price: 2_500_000))
+        return (fake, receipt([(APITest.product(3), face3Id), (APITest.product(4), face4Id)]))
+    }
+
     static func failThrice(_ fake: FakeAppStore) {
         fake.script(.status(500, errorCode: nil), .status(500, errorCode: nil), .status(500, errorCode: nil))
     }
@@ -82,16 +94,9 @@ struct ClassicPricingTests {
     @Test(
         "Priced with Apple's signed price; again a duplicate, also while Apple fails; unpriced when Apple fails first")
     func classicReceiptGetsItsPrice() async throws {
-        let fake = APITest.fake()
+        let (fake, receipt) = Self.twoFaces("c-200", "c-201")
         let face3 = APITest.product(3)
         let face4 = APITest.product(4)
-        fake.add(
-            FakeAppStore.Transaction(
-                id: "c-200", productId: face3, customer: "x", purchaseMs: Self.purchaseMs, price: 3_300_000))
-        fake.add(
-            FakeAppStore.Transaction(
-                id: "c-201", productId: face4, customer: "x", purchaseMs: Self.purchaseMs, price: 2_500_000))
-        let receipt = Self.receipt([(face3, "c-200"), (face4, "c-201")])
         try await withShop(fake) { client, db, _ in
             let first = try await Self.post(client, receipt: receipt, product: face3)
             #expect(first.status == .ok, "\(first.body)")
@@ -133,16 +138,9 @@ struct ClassicPricingTests {
         "Recorded unpriced while Apple is down; a sync prices it as a new ledger event, once; a forged answer writes nothing"
     )
     func laterSyncPricesIt() async throws {
-        let fake = APITest.fake()
+        let (fake, receipt) = Self.twoFaces("c-300", "c-301")
         let face3 = APITest.product(3)
         let face4 = APITest.product(4)
-        fake.add(
-            FakeAppStore.Transaction(
-                id: "c-300", productId: face3, customer: "x", purchaseMs: Self.purchaseMs, price: 3_300_000))
-        fake.add(
-            FakeAppStore.Transaction(
-                id: "c-301", productId: face4, customer: "x", purchaseMs: Self.purchaseMs, price: 2_500_000))
-        let receipt = Self.receipt([(face3, "c-300"), (face4, "c-301")])
         try await withShop(fake) { client, db, api in
             let ledger = LedgerStore(client: db.client)
             for product in [face3, face4] {
