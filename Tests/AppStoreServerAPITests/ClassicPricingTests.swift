@@ -134,6 +134,23 @@ struct ClassicPricingTests {
         }
     }
 
+    @Test("Recorded unpriced while Apple is down; a restore later books Apple's price once, as a new entry")
+    func restorePricesIt() async throws {
+        let (fake, receipt) = Self.twoFaces("c-400", "c-401")
+        try await withShop(fake) { client, db, _ in
+            Self.failThrice(fake)
+            let unpriced = try await Self.post(client, receipt: receipt, product: APITest.product(3))
+            #expect((unpriced.json["purchase"] as? [String: Any])?["price"] is NSNull, "\(unpriced.body)")
+            let restored = try await client.restore(uid: "alice", transactionId: "c-400")
+            #expect(restored.outcomes == ["c-400": "duplicate", "c-401": "recorded"], "\(restored.body)")
+            #expect(try await Self.entryKinds(db, "c-400") == ["purchase", "price_learned"])
+            #expect(try await Self.entryKinds(db, "c-401") == ["purchase"])
+            let again = try await client.restore(uid: "alice", transactionId: "c-400")
+            #expect(again.outcomes == ["c-400": "duplicate", "c-401": "duplicate"])
+            #expect(try await Self.entryKinds(db, "c-400") == ["purchase", "price_learned"])
+        }
+    }
+
     @Test(
         "Recorded unpriced while Apple is down; a sync prices it as a new ledger event, once; a forged answer writes nothing"
     )
