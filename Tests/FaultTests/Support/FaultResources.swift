@@ -69,6 +69,15 @@ enum FaultResources {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
+    /// The socket folder a running cluster names in its postmaster.pid (line 5), when it is one that
+    /// `LocalPostgres` made under /tmp (it leaves it when the cluster stops).
+    static func socketFolder(dataDirectory: String) -> String? {
+        let lines = ((try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8)) ?? "").split(
+            separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count > 4, lines[4].hasPrefix("/tmp/.shopledger-") else { return nil }
+        return String(lines[4])
+    }
+
     /// The scenario's own cluster (`data`) and those a scenario had `shopledger` start in a private
     /// folder of its (`<folder>/<private>/postgres`, `.../standby`): every folder two levels down at most.
     private static func clusters(in folder: String) -> [String] {
@@ -117,6 +126,8 @@ enum FaultResources {
         else {
             return
         }
+        let socket = socketFolder(dataDirectory: dataDirectory)
+        defer { if let socket { try? FileManager.default.removeItem(atPath: socket) } }
         let command = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] : [pgCtl]
         guard
             let child = try? Spawned.start(
