@@ -10,7 +10,7 @@ import Testing
 @Suite("Faults: a hot standby of the private PostgreSQL")
 struct StandbyTests {
     @Test(
-        "a standby made by shopledger standby start catches up with the primary under a purchase load; report and reconcile on it write the primary's bytes; stop leaves nothing running",
+        "a synchronous standby made by shopledger standby start keeps up with a purchase load; report and reconcile on it write the primary's bytes; stop frees the primary and leaves nothing running",
         .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(5)))
     func standbyWritesThePrimarysBytes() async throws {
         try await FaultScenario.run("standby") { scenario in
@@ -25,9 +25,13 @@ struct StandbyTests {
             // The private cluster is made (and the schema applied) by `migrate`, which stops it again.
             let migrated = try await Self.shopledger(["migrate"] + cluster)
             #expect(migrated.passed, "\(migrated.output)")
-            let started = try await Self.shopledger(["standby", "start"] + standbyOptions)
+            // Synchronous: every purchase acknowledged below is on the standby too when it is answered.
+            let started = try await Self.shopledger(["standby", "start", "--synchronous"] + standbyOptions)
             try #require(started.passed, "standby start: \(started.output)")
             #expect(started.output.contains("--database-url"), "\(started.output)")
+            let replication = try await Self.single(
+                primaryURL, "SELECT string_agg(application_name || ' ' || sync_state, ', ') FROM pg_stat_replication")
+            #expect(replication == "shopledger_standby sync", "pg_stat_replication: \(replication)")
             let sockets = ["postgres", "standby"].compactMap {
                 FaultResources.socketFolder(dataDirectory: folder + "/" + $0)
             }
@@ -104,6 +108,10 @@ struct StandbyTests {
 
             let stopped = try await Self.shopledger(["standby", "stop"] + standbyOptions)
             #expect(stopped.passed, "\(stopped.output)")
+            // The primary no longer waits for it: a commit that needs the WAL flushed returns.
+            let names = try await Self.single(primaryURL, "SHOW synchronous_standby_names")
+            #expect(names == "", "synchronous_standby_names after stop: \(names)")
+            if names == "" { #expect(try await Self.single(primaryURL, "SELECT txid_current()::text") != "") }
             #expect(!FileManager.default.fileExists(atPath: folder + "/standby/postmaster.pid"), "the standby stopped")
             try await PostgresBinaries.pgCtl(["-D", folder + "/postgres", "-m", "fast", "-w", "stop"])
 
