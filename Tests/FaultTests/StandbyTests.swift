@@ -52,11 +52,7 @@ struct StandbyTests {
                     return []
                 }
                 group.addTask { await refunds.run(scenario.http, purchases: record, until: stop) }
-                while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault,
-                    ContinuousClock.now - loadStarted < .seconds(60)
-                {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await record.waitUntilAcknowledged(FaultSettings.acknowledgedBeforeFault, since: loadStarted)
                 stop.set()
                 return try await group.reduce(into: []) { $0 += $1 }
             }
@@ -132,16 +128,8 @@ struct StandbyTests {
 
     /// One value of one row, as text.
     static func single(_ url: String, _ sql: String) async throws -> String {
-        let client = PostgresClient(
-            configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 1),
-            logger: .init(label: "shopledger.fault-check"))
-        do {
-            let value = try await client.query(PostgresQuery(unsafeSQL: sql)).single().decode(String.self, at: 0)
-            await client.shutdown()
-            return value
-        } catch {
-            await client.shutdown()
-            throw error
+        try await FaultCluster.withClient(url: url) {
+            try await $0.query(PostgresQuery(unsafeSQL: sql)).single().decode(String.self, at: 0)
         }
     }
 

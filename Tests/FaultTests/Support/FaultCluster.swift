@@ -118,6 +118,11 @@ struct FaultCluster: Sendable {
 
     /// A short-lived client on the cluster, for checks.
     func withClient<R: Sendable>(_ body: (PostgresClient) async throws -> R) async throws -> R {
+        try await Self.withClient(url: url, body)
+    }
+
+    /// A short-lived client on the database at `url`, for checks.
+    static func withClient<R: Sendable>(url: String, _ body: (PostgresClient) async throws -> R) async throws -> R {
         var logger = Logger(label: "shopledger.fault-check")
         logger.logLevel = .warning
         let client = PostgresClient(

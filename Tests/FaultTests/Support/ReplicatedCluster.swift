@@ -80,19 +80,7 @@ struct ReplicatedCluster: Sendable {
 
     /// A short-lived client on the standby.
     func withStandbyClient<R: Sendable>(_ body: (PostgresClient) async throws -> R) async throws -> R {
-        var logger = Logger(label: "shopledger.fault-check")
-        logger.logLevel = .warning
-        let client = PostgresClient(
-            configuration: .init(connection: .init(url: standbyURL), minimumConnections: 0, maximumConnections: 2),
-            logger: logger)
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+        try await FaultCluster.withClient(url: standbyURL, body)
     }
 
     /// The standby's socket folder (`LocalPostgres` makes one under /tmp and leaves it).
