@@ -255,7 +255,8 @@ let package = Package(
         .testTarget(
             name: "AppStoreServerAPITests",
             dependencies: [
-                "AppStoreServerAPI", "ShopServer", "Ledger", "Postgres", "Receipts", "TestSupport",
+                "AppStoreServerAPI", "CivilDates", "ShopServer", "Ledger", "Postgres", "Receipts", "Reports",
+                "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what ShopLedger needs from Debian when it is missing: the PostgreSQL server binaries
-# (initdb, pg_ctl), libpq's headers and pkg-config (which the CLibPQ target needs to find them),
+# (initdb, pg_ctl, pg_basebackup), libpq's headers and pkg-config (which the CLibPQ target needs to find
+# them), HAProxy (the load balancer the several-servers fault scenario puts in front of two servers),
 # zlib's headers (the browser test decodes its screenshot with zlib), Chromium and a Korean font
 # (the browser test renders the HTML report headless).
 set -euo pipefail
@@ -13,6 +14,7 @@ have_server() {
 have_server || missing+=(postgresql)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
 { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq; } || missing+=(libpq-dev)
+command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
 [[ -f /usr/include/zlib.h ]] || missing+=(zlib1g-dev)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
@@ -36,5 +38,6 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-# Debian's package starts a system cluster on port 5432; ShopLedger runs its own and needs none.
+# Debian's packages start a system cluster on port 5432 and HAProxy on its default configuration where
+# an init system runs; ShopLedger runs its own of both and needs neither.
 echo "Installed: ${missing[*]}"

@@ -50,9 +50,14 @@ public struct AppStoreServerAPIClient: Sendable {
     // MARK: Transactions
 
     /// Get Transaction Info: one transaction, verified.
-    public func transactionInfo(_ transactionId: String) async throws -> VerifiedTransactions {
+    ///
+    /// - Parameter environment: the environment the transaction is known to be from (asked alone); by
+    ///   default production, then the sandbox on "not found".
+    public func transactionInfo(
+        _ transactionId: String, in environment: StoreEnvironment? = nil
+    ) async throws -> VerifiedTransactions {
         let segment = try pathSegment(transactionId)
-        return try await inTransactionEnvironments { environment in
+        return try await inTransactionEnvironments(only: environment) { environment in
             let answer = try await send(
                 .GET, "/inApps/v1/transactions/\(segment)", endpoint: .transactionInfo,
                 environment: environment, as: Wire.TransactionInfoResponse.self)

@@ -81,13 +81,26 @@ struct DatabaseOptions: ParsableArguments {
     /// The private cluster, when no database URL is configured.
     func localCluster(logger: Logger) throws -> LocalPostgres? {
         if let url = databaseURL ?? Environment.string("SHOPLEDGER_DATABASE_URL"), !url.isEmpty { return nil }
+        return try Self.privateCluster(dataDir: dataDir, port: dbPort, logger: logger)
+    }
+
+    /// The private cluster's folder (`--data-dir`, `$SHOPLEDGER_DATA_DIR` or `.shopledger`), absolute.
+    static func privateFolder(_ dataDir: String?) -> String {
         let folder = dataDir ?? Environment.string("SHOPLEDGER_DATA_DIR") ?? ".shopledger"
-        let absolute = URL(
+        return URL(
             fileURLWithPath: folder, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         ).standardizedFileURL.path
-        let port = dbPort ?? Environment.int("SHOPLEDGER_DB_PORT") ?? 54320
-        return try LocalPostgres(options: .init(dataDirectory: absolute + "/postgres", port: port), logger: logger)
     }
+
+    /// The private cluster under `privateFolder(dataDir)`, on `port` or `$SHOPLEDGER_DB_PORT` or 54320.
+    static func privateCluster(dataDir: String?, port: Int?, logger: Logger) throws -> LocalPostgres {
+        let port = port ?? Environment.int("SHOPLEDGER_DB_PORT") ?? 54320
+        return try LocalPostgres(
+            options: .init(dataDirectory: privateFolder(dataDir) + "/postgres", port: port), logger: logger)
+    }
+
+    /// The database `shopledger` creates in its private cluster.
+    static let privateDatabaseName = "shopledger"
 
     /// What a command may do to the schema. Only `migrate` and `serve` change it.
     enum SchemaUse {
@@ -151,7 +164,7 @@ private struct DatabaseConnection {
     let cluster: LocalPostgres?
     let startedCluster: Bool
 
-    static let databaseName = "shopledger"
+    static let databaseName = DatabaseOptions.privateDatabaseName
 
     static func open(_ options: DatabaseOptions, logger: Logger) async throws -> DatabaseConnection {
         guard let cluster = try options.localCluster(logger: logger) else {

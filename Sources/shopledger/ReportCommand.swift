@@ -62,6 +62,24 @@ struct ReportOutputOptions: ParsableArguments {
         return ReportOptions(timeZone: timeZone, commission: commission, reconciliation: scope)
     }
 
+    /// On a hot standby, says on standard error how current it is: the report itself says "data as of"
+    /// the newest ledger entry the standby has (so a caught-up standby writes the primary's bytes), and
+    /// this says when the last transaction it replayed was committed on the primary.
+    func noteStandby(_ client: PostgresClient) async throws {
+        let (standby, replayedAt) = try await client.query(
+            """
+            SELECT pg_is_in_recovery(),
+                   to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')
+            """
+        ).single().decode((Bool, String?).self)
+        guard standby else { return }
+        FileHandle.standardError.write(
+            Data(
+                ("report: read from a hot standby; the last transaction it replayed was committed at "
+                    + (replayedAt.map { "\($0) UTC" } ?? "(none replayed since it started)")
+                    + "; the report's data as of is the newest ledger entry it has\n").utf8))
+    }
+
     /// Writes the report and prints where; exit status 1 when its reconciliation failed.
     func write(_ report: RevenueReport, logger: Logger) throws {
         let paths = try ReportWriter(outputDirectory: outputDirectory, logger: logger).write(
@@ -100,7 +118,8 @@ struct DailyReportCommand: AsyncParsableCommand {
         let logger = CommandLogging.logger()
         let options = try output.options()
         let report = try await database.withClient(schema: .requireCurrent, logger: logger) { client in
-            try await retryingRecoveryConflicts(logger: logger) {
+            try await output.noteStandby(client)
+            return try await retryingRecoveryConflicts(logger: logger) {
                 try await RevenueReporter(client: client, logger: logger).daily(date: date, options: options)
             }
         }
@@ -138,7 +157,8 @@ struct RangeReportCommand: AsyncParsableCommand {
         let logger = CommandLogging.logger()
         let options = try output.options()
         let report = try await database.withClient(schema: .requireCurrent, logger: logger) { client in
-            try await retryingRecoveryConflicts(logger: logger) {
+            try await output.noteStandby(client)
+            return try await retryingRecoveryConflicts(logger: logger) {
                 try await RevenueReporter(client: client, logger: logger).range(
                     from: from, through: to, by: by, options: options)
             }

@@ -104,6 +104,13 @@ struct ServerOptions: ParsableArguments {
     var appStoreSyncInterval: Double?
 
     @Option(
+        name: .customLong("notification-sweep-interval"),
+        help:
+            "Seconds between sweeps that apply stored App Store notifications left unapplied (at least 0.01). Default: $SHOPLEDGER_NOTIFICATION_SWEEP_INTERVAL or 30"
+    )
+    var notificationSweepInterval: Double?
+
+    @Option(
         name: .customLong("admin-token-file"),
         help:
             "File with the admin bearer token (at least 16 bytes). Default: $SHOPLEDGER_ADMIN_TOKEN (the token itself)")
@@ -173,6 +180,9 @@ struct ServerOptions: ParsableArguments {
                 shutdownGrace, "SHOPLEDGER_SHUTDOWN_GRACE", default: 10, name: "--shutdown-grace"),
             auth: auth,
             receipts: receipts,
+            notificationSweepInterval: try seconds(
+                notificationSweepInterval, "SHOPLEDGER_NOTIFICATION_SWEEP_INTERVAL", default: 30,
+                name: "--notification-sweep-interval"),
             appStoreAPI: try appStore.configuration(bundleId: receipts.bundleId),
             appStoreSyncInterval: syncInterval,
             allowsDevelopmentOnPublicAddress: allowDevelopmentOnPublicAddress

@@ -187,6 +187,49 @@ struct RestoreAndSyncTests {
         }
     }
 
+    @Test(
+        "Sync: four synchronizers at once (four servers each running the periodic sync) apply each missed refund exactly once"
+    )
+    func concurrentSyncsApplyOnce() async throws {
+        let fake = Self.aliceAndBob()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let since = Date().addingTimeInterval(-86_400)
+        try await withShop(fake) { client, db, api in
+            #expect(try await client.restore(uid: "alice", transactionId: "1001").status == .ok)
+            #expect(try await client.restore(uid: "alice", transactionId: "1003").status == .ok)
+            #expect(try await client.restore(uid: "bob", transactionId: "2001").status == .ok)
+            // Missed while every server was down: a refund only the refund history shows (1001), and
+            // REFUND notifications for 1003 and 2001 that never arrived.
+            fake.refund("1001", atMs: 1_763_450_000_000)
+            fake.refund("1003", atMs: 1_763_460_000_000)
+            fake.refund("2001", atMs: 1_763_470_000_000)
+            for (uuid, transaction) in [("missed-1003", "1003"), ("missed-2001", "2001")] {
+                fake.add(
+                    FakeAppStore.Notification(
+                        uuid: uuid, type: "REFUND", signedDateMs: now - 7_200_000, transactionId: transaction))
+            }
+            // Each its own store over the shared pool: the syncs run on separate connections at once.
+            let reports = try await withThrowingTaskGroup(of: AppStoreSynchronizer.Report.self) { group in
+                for _ in 0..<4 {
+                    group.addTask {
+                        try await AppStoreSynchronizer(
+                            api: api, ledger: LedgerStore(client: db.client), logger: APITest.quietLogger
+                        ).sync(since: since)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(reports.allSatisfy { $0.failures == 0 }, "\(reports)")
+            #expect(reports.map(\.notificationsStored).reduce(0, +) == 2, "each notification stored once: \(reports)")
+            // Restoring 1001 brought alice's whole history, 1002 (not refunded) too.
+            let states = try await Self.states(db)
+            #expect(
+                states == ["1001": "refunded", "1002": "live", "1003": "refunded", "2001": "refunded"], "\(states)")
+            // One refund entry per purchase, however many syncs (and both kinds of evidence) found it.
+            #expect(try await Self.count(db, "SELECT count(*) FROM journal_entries WHERE kind = 'refund'") == 3)
+        }
+    }
+
     @Test("serve's periodic sync (when turned on) applies a refund Apple's refund history has")
     func periodicSyncService() async throws {
         let fake = Self.aliceAndBob()

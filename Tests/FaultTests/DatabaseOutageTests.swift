@@ -35,11 +35,7 @@ struct DatabaseOutageTests {
 
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await load.run(scenario.http, until: stop, record: record) }
-                while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault,
-                    ContinuousClock.now - loadStarted < .seconds(60)
-                {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await record.waitUntilAcknowledged(FaultSettings.acknowledgedBeforeFault, since: loadStarted)
                 stopIssued = .now
                 try await scenario.cluster.stopImmediately()
                 down = .now

@@ -45,11 +45,7 @@ struct GracefulShutdownTests {
                 }
                 // Load running, slow uploads half sent (their heads long arrived).
                 try await Task.sleep(for: .seconds(1))
-                while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault / 2,
-                    ContinuousClock.now - loadStarted < .seconds(60)
-                {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await record.waitUntilAcknowledged(FaultSettings.acknowledgedBeforeFault / 2, since: loadStarted)
                 termAt = .now
                 server.child.signal(SIGTERM)
                 while ContinuousClock.now - termAt < .seconds(3) {

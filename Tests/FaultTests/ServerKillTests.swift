@@ -30,11 +30,7 @@ struct ServerKillTests {
                 }
                 group.addTask { await refunds.run(scenario.http, purchases: record, until: stop) }
                 // Strike in the middle of the load, with requests in flight.
-                while record.acknowledgedCount < FaultSettings.acknowledgedBeforeFault,
-                    ContinuousClock.now - loadStarted < .seconds(60)
-                {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await record.waitUntilAcknowledged(FaultSettings.acknowledgedBeforeFault, since: loadStarted)
                 // The instant before the signal: a request cut off by it ends after this.
                 killedAt = .now
                 server.kill()
@@ -83,13 +79,7 @@ struct ServerKillTests {
 
             // Clients retry what failed: every retry is answered 200 (recorded now, or found recorded);
             // an acknowledged one posted again is a duplicate, never a second purchase.
-            var retries: [PurchaseAttempt] = []
-            for attempt in attempts where !attempt.acknowledged {
-                let started = ContinuousClock.now
-                let outcome = await attempt.request.send(scenario.http, baseURL: restarted.baseURL)
-                retries.append(
-                    PurchaseAttempt(request: attempt.request, started: started, finished: .now, outcome: outcome))
-            }
+            let retries = await PurchaseAttempt.retry(attempts, scenario.http, baseURL: restarted.baseURL)
             #expect(
                 retries.allSatisfy { $0.acknowledged },
                 "retries: \(retries.filter { !$0.acknowledged }.prefix(5).map(\.outcome))")

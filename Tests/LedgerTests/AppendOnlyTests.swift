@@ -67,10 +67,13 @@ struct AppendOnlyTests {
         }
     }
 
-    /// A purchase, its refund, and a stored, applied notification: a row in every append-only table.
+    /// A purchase, its refund, a stored, applied notification and a price learned later: a row in every
+    /// append-only table.
     static func fillEveryTable(_ ledger: LedgerStore) async throws {
         _ = try await ledger.register(uid: "alice", profile: testProfile)
         _ = try await ledger.recordPurchase(makeTransaction("t1"), for: "alice")
+        _ = try await ledger.recordPurchase(makeTransaction("t2", item: .face(2), unpriced: true), for: "alice")
+        _ = try await ledger.recordLearnedPrice(makeTransaction("t2", item: .face(2), evidence: "priced"))
         _ = try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "t1"))
         let notification = VerifiedNotification(
             notificationType: .refund, subtype: nil, notificationUUID: "n1", signedDate: Date(),

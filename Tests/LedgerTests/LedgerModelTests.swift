@@ -14,7 +14,9 @@ import Testing
 /// `LEDGER_MODEL_BASE_SEED` fixes the run's seeds (random otherwise, printed on failure).
 @Suite("Randomized model test")
 struct LedgerModelTests {
-    @Test("random sequences of register, buy, duplicate, replay, refund, reversal, revoke and equip match the model")
+    @Test(
+        "random sequences of register, buy, duplicate, replay, refund, reversal, revoke, equip and learning a price match the model"
+    )
     func randomSequences() async throws {
         let environment = ProcessInfo.processInfo.environment
         let steps = environment["LEDGER_MODEL_STEPS"].flatMap { Int($0) } ?? 16
@@ -148,7 +150,8 @@ struct ModelSequence {
         case 51..<54: try await alterEvidence()
         case 54..<80: try await refundEvent()
         case 80..<85: try await resendEvent()
-        case 85..<97: try await equip()
+        case 85..<93: try await equip()
+        case 93..<97: try await learnPrice()
         default: try await unknownProduct()
         }
     }
@@ -300,6 +303,33 @@ struct ModelSequence {
                 id, kind, for: event.key.transactionId, environment: event.key.environment, store: event.key.store,
                 second: event.second))
         try expect(outcome, conflicting ? .conflict : .duplicate(model.purchases[event.key]?.state), "resent event")
+    }
+
+    /// The store's signed price for a recorded purchase: booked once for an unpriced bought purchase
+    /// (whatever its state), a duplicate or conflict for a priced one, nothing for a family-shared one.
+    mutating func learnPrice() async throws {
+        guard let key = pick(bought) else { return }
+        var purchase = model.purchases[key]!
+        let stated = Money(
+            amountMilli: Bool.random(using: &random) ? catalogPrice(purchase.item) : 990, currency: "KRW")
+        operations.append("learn price \(stated.amountMilli) \(stated.currency) for \(key)")
+        var signed = transaction(for: purchase)
+        signed.priceMilli = stated.amountMilli
+        signed.currency = stated.currency
+        signed.evidenceSHA256 = fakeDigest("learned/\(key)")
+        let outcome = try await ledger.recordLearnedPrice(signed)
+        let expected: PriceOutcome
+        if purchase.shared {
+            expected = .familyShared
+        } else if let known = purchase.price {
+            expected = known == stated ? .duplicate(known) : .conflict(recorded: known, stated: stated)
+        } else {
+            expected = .recorded(stated)
+            purchase.price = stated
+            purchase.entries += 1
+            model.purchases[key] = purchase
+        }
+        try expect(outcome, expected, "learned price")
     }
 
     mutating func equip() async throws {

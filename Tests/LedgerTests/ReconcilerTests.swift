@@ -8,8 +8,8 @@ import Testing
 
 @Suite("Reconciliation")
 struct ReconcilerTests {
-    /// A small but complete ledger: bought, shared, unpriced, sandbox, refunded, reversed, revoked,
-    /// parked, equipped.
+    /// A small but complete ledger: bought, shared, unpriced, priced later, sandbox, refunded, reversed,
+    /// revoked, parked, equipped.
     static func populate(_ ledger: LedgerStore) async throws {
         for uid in ["alice", "bob", "kid"] { _ = try await ledger.register(uid: uid, profile: testProfile) }
         _ = try await ledger.recordPurchase(makeTransaction("p1", item: .face(1)), for: "alice")
@@ -20,6 +20,8 @@ struct ReconcilerTests {
             makeTransaction("p5", item: .background(7), ownership: .familyShared), for: "kid")
         _ = try await ledger.recordPurchase(makeTransaction("p6", item: .face(4), unpriced: true), for: "kid")
         _ = try await ledger.recordPurchase(makeTransaction("p7", item: .face(3), currency: "USD"), for: "kid")
+        _ = try await ledger.recordPurchase(makeTransaction("p8", item: .face(4), unpriced: true), for: "alice")
+        _ = try await ledger.recordLearnedPrice(makeTransaction("p8", item: .face(4), evidence: "priced"))
         _ = try await ledger.recordRefundEvent(makeRefundEvent("e1", .refund, for: "p2", second: 10))
         _ = try await ledger.recordRefundEvent(makeRefundEvent("e2", .refund, for: "p3", second: 10))
         _ = try await ledger.recordRefundEvent(makeRefundEvent("e3", .refundReversal, for: "p3", second: 20))
@@ -37,15 +39,16 @@ struct ReconcilerTests {
             #expect(report.passed, "\(report.text)")
             #expect(report.checks.map(\.name) == LedgerInvariants.all.map(\.name))
             let examined = Dictionary(uniqueKeysWithValues: report.checks.map { ($0.name, $0.examined) })
-            #expect(examined["postings_balance"] == 11)  // 7 purchases + 4 state changes
-            #expect(examined["one_purchase_entry_per_purchase"] == 7)
+            #expect(examined["postings_balance"] == 13)  // 8 purchases + 4 state changes + a price learned later
+            #expect(examined["one_purchase_entry_per_purchase"] == 8)
+            #expect(examined["learned_prices_booked"] == 1)
             #expect(examined["receivable_matches_purchases"] == 3)  // production KRW, production USD, sandbox KRW
-            #expect(examined["append_only_enforced"] == 8)
+            #expect(examined["append_only_enforced"] == 9)
             #expect(examined["equipped_items_owned"] == 3)
-            #expect(report.text.hasSuffix("reconcile: all 12 checks passed"))
+            #expect(report.text.hasSuffix("reconcile: all 13 checks passed"))
             let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
             #expect(json?["passed"] as? Bool == true)
-            #expect((json?["checks"] as? [[String: Any]])?.count == 12)
+            #expect((json?["checks"] as? [[String: Any]])?.count == 13)
         }
     }
 
@@ -91,7 +94,11 @@ struct ReconcilerTests {
                     #expect(failures["append_only_enforced"] == ["refund_events", "refund_events"])
                     #expect(report.text.contains("FAIL postings_balance"))
                     #expect(failures["support_grants_backed"] == ["bob face 2"])
-                    #expect(report.text.hasSuffix("reconcile: 12 of 12 checks failed"))
+                    #expect(
+                        failures["learned_prices_booked"] == [
+                            "price app_store/Production/p1", "price app_store/Production/p1",
+                        ])
+                    #expect(report.text.hasSuffix("reconcile: 13 of 13 checks failed"))
                     let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
                     #expect(json?["passed"] as? Bool == false)
                 } catch {
@@ -163,6 +170,13 @@ struct ReconcilerTests {
                 """
                 INSERT INTO grant_event_rows (uid, item_kind, item_index, source, delta, cause, store, environment, transaction_id)
                 VALUES ('alice', 'face', 3, 'purchased', 1, 'refund_reversal', 'app_store', 'Production', 'ghost')
+                """)
+            // A learned price for p1, which was recorded with a price, naming an entry that does not exist.
+            try await connection.query(
+                """
+                INSERT INTO purchase_prices (transaction_id, store, environment, price_milli, currency, signed_at,
+                    evidence_sha256, entry_id)
+                VALUES ('p1', 'app_store', 'Production', 1, 'KRW', now(), decode(repeat('ab', 32), 'hex'), 999999)
                 """)
             // A refund event that was never applied: p1.
             try await connection.query(

@@ -62,17 +62,34 @@ extension Purchase {
     /// The columns `init(row:)` reads, for `FROM purchases p`.
     static let selectColumns = """
         p.uid, p.store, p.environment, p.transaction_id, p.original_transaction_id, p.product_id,
-        p.item_kind, p.item_index, p.book, p.purchased_at, p.price_milli, p.currency, p.storefront,
+        p.item_kind, p.item_index, p.book, p.purchased_at, \(learnedPriceColumns),
         p.ownership, p.app_account_token, p.signed_at, encode(p.evidence_sha256, 'hex') AS evidence_hex,
         p.recorded_at, \(stateExpression) AS state
         """
 
-    /// The state of purchase `p`: the kind of its latest journal entry.
+    /// The state of purchase `p`: the kind of its latest journal entry that has one (a price learned
+    /// later leaves the state as it was).
     static let stateExpression = """
         coalesce((SELECT purchase_state_after(j.kind)
                   FROM journal_entries j
                   WHERE j.store = p.store AND j.environment = p.environment AND j.transaction_id = p.transaction_id
+                    AND j.kind <> 'price_learned'
                   ORDER BY j.seq DESC LIMIT 1), 'live')
+        """
+
+    /// Purchase `p`'s price, currency and storefront: its own, or for a purchase recorded without them
+    /// the ones learned later (`purchase_prices`, looked up only then: COALESCE stops at its first
+    /// non-null argument).
+    static let learnedPriceColumns = """
+        coalesce(p.price_milli, (SELECT l.price_milli FROM purchase_prices l
+                                 WHERE l.transaction_id = p.transaction_id AND l.store = p.store
+                                   AND l.environment = p.environment)) AS price_milli,
+        coalesce(p.currency, (SELECT l.currency FROM purchase_prices l
+                              WHERE l.transaction_id = p.transaction_id AND l.store = p.store
+                                AND l.environment = p.environment)) AS currency,
+        coalesce(p.storefront, (SELECT l.storefront FROM purchase_prices l
+                                WHERE l.transaction_id = p.transaction_id AND l.store = p.store
+                                  AND l.environment = p.environment)) AS storefront
         """
 
     init(row: PostgresRow) throws {

@@ -6,7 +6,8 @@
 public enum LedgerInvariants {
     public static let all: [any ReconciliationCheck] = [
         postingsBalance, journalPerPurchase, entryPostingsMatchPurchase, receivableMatchesPurchases,
-        grantsMatchHistory, liveGrantsBacked, refundEventsApplied, notificationsApplied, equippedItemsOwned,
+        learnedPricesBooked, grantsMatchHistory, liveGrantsBacked, refundEventsApplied, notificationsApplied,
+        equippedItemsOwned,
         noOrphans, appendOnlyEnforced, SupportInvariants.grantsBacked,
     ]
 
@@ -61,29 +62,45 @@ public enum LedgerInvariants {
             WHERE j.uid <> p.uid OR j.book <> p.book
             """)
 
+    /// Every journal entry with the price it posts (NULL when none) and its sign on the receivable:
+    /// a purchase entry its purchase's own price; a later entry the purchase's price, or the one a
+    /// `price_learned` entry up to and including it booked (migration 0008). `books_refund`: a price
+    /// entry learned while the purchase was refunded, which books that refund too.
+    private static let entryMoney = """
+        SELECT j.transaction_id, j.entry_id, j.kind, p.store, p.book, p.item_kind, p.ownership,
+               CASE WHEN j.kind = 'purchase' THEN p.price_milli
+                    ELSE \(LearnedPriceSQL.inEffect("price_milli", own: "p.price_milli", entry: "j")) END AS price_milli,
+               CASE WHEN j.kind = 'purchase' THEN p.currency
+                    ELSE \(LearnedPriceSQL.inEffect("currency", own: "p.currency", entry: "j")) END AS currency,
+               CASE j.kind WHEN 'purchase' THEN 1 WHEN 'price_learned' THEN 1 WHEN 'refund' THEN -1
+                           WHEN 'refund_reversal' THEN 1 ELSE 0 END AS sign,
+               \(LearnedPriceSQL.booksRefund(entry: "j")) AS books_refund
+        FROM journal_entries j
+        JOIN purchases p USING (store, environment, transaction_id)
+        """
+
     public static let entryPostingsMatchPurchase = SQLReconciliationCheck(
         name: "entry_postings_match_purchase",
-        summary: "Every entry has exactly the postings its purchase calls for: a bought, priced purchase debits "
-            + "receivable and credits revenue, a refund debits refunds and credits receivable, a reversal the "
-            + "opposite; family-shared, unpriced and revoke entries have none.",
+        summary: "Every entry has exactly the postings its purchase calls for: a bought, priced purchase (or a price "
+            + "learned later) debits receivable and credits revenue, a refund debits refunds and credits receivable, "
+            + "a reversal the opposite, a price learned while refunded books that refund too; family-shared, "
+            + "unpriced and revoke entries have none.",
         examinedWhat: "journal entries",
         examinedSQL: "SELECT count(*) FROM journal_entries",
         failuresSQL: """
-            WITH entries AS (
-                SELECT j.transaction_id, j.entry_id, j.kind, p.store, p.book, p.item_kind, p.price_milli, p.currency,
-                       p.ownership,
-                       CASE j.kind WHEN 'purchase' THEN 1 WHEN 'refund' THEN -1 WHEN 'refund_reversal' THEN 1 ELSE 0 END AS sign
-                FROM journal_entries j JOIN purchases p USING (store, environment, transaction_id)
-            ),
+            WITH entries AS (\(entryMoney)),
             expected AS (
                 SELECT e.transaction_id, e.entry_id, v.account, e.currency, v.amount
                 FROM entries e
                 CROSS JOIN LATERAL (VALUES
                     (ledger_account(e.book, 'receivable:' || e.store), e.sign * e.price_milli),
-                    (ledger_account(e.book, CASE e.kind WHEN 'purchase' THEN 'revenue:' ELSE 'refunds:' END || e.item_kind),
-                     -e.sign * e.price_milli)
+                    (ledger_account(e.book, CASE WHEN e.kind IN ('purchase', 'price_learned') THEN 'revenue:'
+                                                 ELSE 'refunds:' END || e.item_kind),
+                     -e.sign * e.price_milli),
+                    (ledger_account(e.book, 'refunds:' || e.item_kind), CASE WHEN e.books_refund THEN e.price_milli END),
+                    (ledger_account(e.book, 'receivable:' || e.store), CASE WHEN e.books_refund THEN -e.price_milli END)
                 ) AS v (account, amount)
-                WHERE e.ownership = 'PURCHASED' AND e.price_milli > 0 AND e.sign <> 0
+                WHERE e.ownership = 'PURCHASED' AND e.price_milli > 0 AND e.sign <> 0 AND v.amount IS NOT NULL
             ),
             actual AS (
                 SELECT transaction_id, entry_id, account, currency, amount_milli AS amount FROM postings
@@ -101,8 +118,8 @@ public enum LedgerInvariants {
 
     public static let receivableMatchesPurchases = SQLReconciliationCheck(
         name: "receivable_matches_purchases",
-        summary: "Each receivable account's balance, per currency, equals its purchases minus refunds "
-            + "(plus reversed refunds), computed from the purchases' prices and the journal's entry kinds.",
+        summary: "Each receivable account's balance, per currency, equals its purchases (and prices learned later) "
+            + "minus refunds (plus reversed refunds), computed from the prices and the journal's entry kinds.",
         examinedWhat: "receivable balances (account, currency)",
         examinedSQL: """
             SELECT count(*) FROM (
@@ -113,12 +130,12 @@ public enum LedgerInvariants {
             ) balances
             """,
         failuresSQL: """
-            WITH expected AS (
-                SELECT ledger_account(p.book, 'receivable:' || p.store) AS account, p.currency,
-                       sum(CASE j.kind WHEN 'purchase' THEN p.price_milli WHEN 'refund' THEN -p.price_milli
-                                       WHEN 'refund_reversal' THEN p.price_milli ELSE 0 END) AS amount
-                FROM journal_entries j JOIN purchases p USING (store, environment, transaction_id)
-                WHERE p.ownership = 'PURCHASED' AND p.price_milli > 0
+            WITH entries AS (\(entryMoney)),
+            expected AS (
+                SELECT ledger_account(e.book, 'receivable:' || e.store) AS account, e.currency,
+                       sum(e.sign * e.price_milli - CASE WHEN e.books_refund THEN e.price_milli ELSE 0 END) AS amount
+                FROM entries e
+                WHERE e.ownership = 'PURCHASED' AND e.price_milli > 0
                 GROUP BY 1, 2
             ),
             actual AS (
@@ -130,6 +147,33 @@ public enum LedgerInvariants {
                           coalesce(a.amount, 0), coalesce(e.amount, 0))
             FROM expected e FULL JOIN actual a ON e.account = a.account AND e.currency = a.currency
             WHERE coalesce(e.amount, 0) <> coalesce(a.amount, 0)
+            """)
+
+    public static let learnedPricesBooked = SQLReconciliationCheck(
+        name: "learned_prices_booked",
+        summary: "Every price learned later names a price_learned entry of its own transaction and prices a bought "
+            + "purchase recorded without a price; every price_learned entry has its learned price.",
+        examinedWhat: "learned prices",
+        examinedSQL: "SELECT count(*) FROM purchase_prices",
+        failuresSQL: """
+            SELECT 'price ' || \(transactionKey("l")), 'names entry ' || l.entry_id || ', not a price_learned entry of it'
+            FROM purchase_prices l
+            WHERE NOT EXISTS (
+                SELECT 1 FROM journal_entry_rows j
+                WHERE j.transaction_id = l.transaction_id AND j.entry_id = l.entry_id AND j.store = l.store
+                  AND j.environment = l.environment AND j.kind = 'price_learned')
+            UNION ALL
+            SELECT 'price ' || \(transactionKey("l")),
+                   CASE WHEN p.ownership <> 'PURCHASED' THEN 'prices a family-shared purchase'
+                        ELSE 'prices a purchase recorded with a price' END
+            FROM purchase_prices l JOIN purchases p USING (transaction_id, store, environment)
+            WHERE p.ownership <> 'PURCHASED' OR p.price_milli IS NOT NULL
+            UNION ALL
+            SELECT 'entry ' || j.entry_id || ' (' || \(transactionKey("j")) || ')', 'a price_learned entry without its price'
+            FROM journal_entry_rows j
+            WHERE j.kind = 'price_learned'
+              AND NOT EXISTS (SELECT 1 FROM purchase_prices l
+                              WHERE l.transaction_id = j.transaction_id AND l.entry_id = j.entry_id)
             """)
 
     public static let grantsMatchHistory = SQLReconciliationCheck(
@@ -308,6 +352,6 @@ public enum LedgerInvariants {
     /// `grant_events` views add them to the stored `*_rows` tables listed here.
     public static let appendOnlyTables = [
         "store_transactions", "purchases", "journal_entry_rows", "posting_rows", "refund_events", "grant_event_rows",
-        "store_notifications", "support_actions",
+        "store_notifications", "purchase_prices", "support_actions",
     ]
 }

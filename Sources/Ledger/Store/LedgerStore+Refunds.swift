@@ -76,14 +76,22 @@ extension LedgerStore {
         let row = try await connection.query(
             """
             WITH purchase AS (
-                SELECT store, environment, transaction_id, uid, item_kind, item_index, book, price_milli, currency, ownership
-                FROM purchases
-                WHERE store = \(store)::text AND environment = \(environment)::text AND transaction_id = \(transactionId)::text
+                -- A price learned later (migration 0008) is refunded like the purchase's own.
+                SELECT p.store, p.environment, p.transaction_id, p.uid, p.item_kind, p.item_index, p.book,
+                       coalesce(p.price_milli, l.price_milli) AS price_milli, coalesce(p.currency, l.currency) AS currency,
+                       p.ownership
+                FROM purchases p
+                LEFT JOIN purchase_prices l USING (transaction_id, store, environment)
+                WHERE p.store = \(store)::text AND p.environment = \(environment)::text
+                  AND p.transaction_id = \(transactionId)::text
             ),
             latest_entry AS (
-                SELECT j.seq, purchase_state_after(j.kind) AS state
+                -- The next entry's number follows every entry; the state is the latest that has one.
+                SELECT max(j.seq) AS seq,
+                       (array_agg(purchase_state_after(j.kind) ORDER BY j.seq DESC)
+                           FILTER (WHERE j.kind <> 'price_learned'))[1] AS state
                 FROM journal_entries j JOIN purchase p USING (store, environment, transaction_id)
-                ORDER BY j.seq DESC LIMIT 1
+                HAVING count(*) > 0
             ),
             events AS (
                 SELECT e.source_event_id, e.kind, e.signed_at, e.arrival

@@ -57,6 +57,35 @@ public struct LocalPostgres: Sendable {
         try await NIOThreadPool.singleton.runIfActive { try startBlocking() }
     }
 
+    /// Starts this cluster as a hot standby of `primary` (another private cluster on this machine):
+    /// when its data directory does not exist yet it is made with `pg_basebackup -R` (a copy of the
+    /// primary's data plus `standby.signal` and `primary_conninfo`, which point at the primary's
+    /// socket), then it starts like any other and streams the primary's WAL from then on. Read-only;
+    /// `pg_ctl promote` would make it a primary. Attaches when it already runs.
+    public func startStandby(of primary: Running) async throws -> Running {
+        try await NIOThreadPool.singleton.runIfActive {
+            if !FileManager.default.fileExists(atPath: dataDirectory + "/PG_VERSION") {
+                try prepareDirectory(dataDirectory, mode: 0o700)
+                logger.info(
+                    "copying the primary with pg_basebackup",
+                    metadata: ["dataDirectory": "\(dataDirectory)", "primaryPort": "\(primary.port)"])
+                try run(
+                    try binaries.tool("pg_basebackup"),
+                    [
+                        "-D", dataDirectory, "-R", "-X", "stream", "--checkpoint=fast", "-h", primary.socketDirectory,
+                        "-p", String(primary.port), "-U", primary.superuser,
+                    ],
+                    what: "pg_basebackup")
+            }
+            return try startBlocking()
+        }
+    }
+
+    /// Where the cluster listens when it runs; nil when it does not (nothing is started).
+    public func attach() async throws -> Running? {
+        try await NIOThreadPool.singleton.runIfActive { try attachIfRunning() }
+    }
+
     /// Stops the cluster (fast shutdown: sessions are disconnected, no data is lost).
     public func stop() async throws {
         try await NIOThreadPool.singleton.runIfActive { try stopBlocking() }
@@ -237,6 +266,24 @@ struct Binaries: Sendable {
     static let runuser = "/usr/sbin/runuser"
     let initdb: String
     let pgCtl: String
+
+    /// Another program of the same installation (`pg_basebackup`, ...): next to `pg_ctl` (or to what
+    /// a `pg_ctl` symlink points at, as Debian's /usr/bin wrappers do).
+    func tool(_ name: String) throws -> String {
+        let pgCtlURL = URL(fileURLWithPath: pgCtl)
+        let folders = [
+            pgCtlURL.deletingLastPathComponent(), pgCtlURL.resolvingSymlinksInPath().deletingLastPathComponent(),
+        ]
+        guard
+            let path = folders.map({ $0.appendingPathComponent(name).path }).first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+        else {
+            throw LocalPostgresError(
+                "\(name) was not found next to \(pgCtl); install it with: apt-get install -y postgresql")
+        }
+        return path
+    }
 
     static func find() throws -> Binaries {
         // Both from one folder: one installation.

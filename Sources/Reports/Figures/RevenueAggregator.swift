@@ -28,7 +28,7 @@ struct RevenueAggregator: Sendable {
                 case .purchase: accumulation.grants[key, default: GrantFigures()].familyShared += group.count
                 case .familyRevoke, .refund:
                     accumulation.grants[key, default: GrantFigures()].familyRevokes += group.count
-                case .refundReversal: break
+                case .refundReversal, .priceLearned: break
                 }
                 continue
             }
@@ -45,7 +45,9 @@ struct RevenueAggregator: Sendable {
             let unitCommission = commission.commissionMilli(onUnitPriced: price, currency: currency)
             var figures = RevenueFigures()
             switch group.entryKind {
-            case .purchase:
+            case .purchase, .priceLearned:
+                // A price learned later counts as the purchase's revenue when it is learned (its
+                // purchase entry counted as an unpriced grant on the day of the purchase).
                 figures.purchases = group.count
                 figures.grossMilli = try RevenueFigures.product(count, price)
                 figures.commissionMilli = try RevenueFigures.product(count, unitCommission)

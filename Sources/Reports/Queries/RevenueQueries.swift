@@ -89,13 +89,7 @@ enum RevenueQueries {
                     FROM purchases p
                     WHERE p.purchased_at >= \(window.startsAt)::timestamptz AND p.purchased_at < \(window.endsAt)::timestamptz
                     UNION ALL
-                    SELECT j.effective_at, j.kind, p.book, p.currency, p.item_kind, p.item_index, p.ownership, p.price_milli
-                    FROM journal_entries j
-                    CROSS JOIN LATERAL (
-                        SELECT p.book, p.currency, p.item_kind, p.item_index, p.ownership, p.price_milli FROM purchases p
-                        WHERE p.store = j.store AND p.environment = j.environment AND p.transaction_id = j.transaction_id
-                        LIMIT 1
-                    ) p
+                    SELECT j.effective_at, \(unsafeSQL: laterEntries)
                     WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
                       AND j.kind <> 'purchase'
                 )
@@ -107,16 +101,42 @@ enum RevenueQueries {
                 """
         } else {
             query = """
-                SELECT 1 AS period, j.kind, p.book, p.currency, p.item_kind, p.item_index, p.ownership, p.price_milli,
+                SELECT 1 AS period, e.kind, e.book, e.currency, e.item_kind, e.item_index, e.ownership, e.price_milli,
                        count(*) AS entries
-                FROM journal_entries j
-                JOIN purchases p ON p.store = j.store AND p.environment = j.environment AND p.transaction_id = j.transaction_id
+                FROM (
+                    SELECT 'purchase'::text AS kind, p.book, p.currency, p.item_kind, p.item_index, p.ownership,
+                           p.price_milli
+                    FROM purchases p
+                    UNION ALL
+                    SELECT \(unsafeSQL: laterEntries) WHERE j.kind <> 'purchase'
+                ) e
                 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
                 ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
                 """
         }
         return query
     }
+
+    /// The columns `kind, book, currency, item_kind, item_index, ownership, price_milli` of journal
+    /// entries `j` other than purchases, and their FROM clause (the caller adds WHERE). Each looks its
+    /// purchase up by primary key. A refund or reversal of a purchase priced later (migration 0008)
+    /// counts the learned price when it came after it (none before: it posted nothing). A price
+    /// learned later counts as the purchase's revenue, plus a refund when the purchase was refunded
+    /// then, as its postings book them.
+    static let laterEntries = """
+        k.kind, p.book, \(LearnedPriceSQL.inEffect("currency", own: "p.currency", entry: "j")) AS currency,
+        p.item_kind, p.item_index, p.ownership,
+        \(LearnedPriceSQL.inEffect("price_milli", own: "p.price_milli", entry: "j")) AS price_milli
+        FROM journal_entries j
+        CROSS JOIN LATERAL (
+            SELECT p.book, p.currency, p.item_kind, p.item_index, p.ownership, p.price_milli FROM purchases p
+            WHERE p.store = j.store AND p.environment = j.environment AND p.transaction_id = j.transaction_id
+            LIMIT 1
+        ) p
+        CROSS JOIN LATERAL (
+            SELECT j.kind UNION ALL SELECT 'refund' WHERE \(LearnedPriceSQL.booksRefund(entry: "j"))
+        ) AS k (kind)
+        """
 
     /// Distinct buyers per period at every level (item, kind, currency, book), and how many bought
     /// for the first time: no earlier priced, self-bought purchase in the same book before the
@@ -185,23 +205,34 @@ enum RevenueQueries {
 
     static func refundLinesQuery(_ window: ReportWindow, limit: Int) -> PostgresQuery {
         """
-        SELECT to_char(j.effective_at AT TIME ZONE \(window.timeZone)::text, 'YYYY-MM-DD HH24:MI:SS') AS local_time,
-               j.kind, j.transaction_id, p.item_kind, p.item_index, p.price_milli, p.currency,
-               ((p.purchased_at AT TIME ZONE \(window.timeZone)::text)::date)::text AS purchased_on,
+        SELECT to_char(x.effective_at AT TIME ZONE \(window.timeZone)::text, 'YYYY-MM-DD HH24:MI:SS') AS local_time,
+               x.kind, x.transaction_id, x.item_kind, x.item_index, x.price_milli, x.currency,
+               ((x.purchased_at AT TIME ZONE \(window.timeZone)::text)::date)::text AS purchased_on,
                e.revocation_reason
-        FROM journal_entries j
-        CROSS JOIN LATERAL (
-            SELECT p.item_kind, p.item_index, p.price_milli, p.currency, p.purchased_at FROM purchases p
-            WHERE p.store = j.store AND p.environment = j.environment AND p.transaction_id = j.transaction_id
-              AND p.book = 'production' AND p.ownership = 'PURCHASED' AND p.currency IS NOT NULL
-            LIMIT 1
-        ) p
+        FROM (
+            -- A refund or reversal with the price it posts (a price learned before it counts), and a
+            -- price learned while refunded, which books the refund then (migration 0008).
+            SELECT j.effective_at, j.transaction_id, j.entry_id, j.refund_event_id, p.item_kind, p.item_index,
+                   p.purchased_at, CASE j.kind WHEN 'price_learned' THEN 'refund' ELSE j.kind END AS kind,
+                   \(unsafeSQL: LearnedPriceSQL.inEffect("price_milli", own: "p.price_milli", entry: "j")) AS price_milli,
+                   \(unsafeSQL: LearnedPriceSQL.inEffect("currency", own: "p.currency", entry: "j")) AS currency
+            FROM journal_entries j
+            CROSS JOIN LATERAL (
+                SELECT p.item_kind, p.item_index, p.price_milli, p.currency, p.purchased_at FROM purchases p
+                WHERE p.store = j.store AND p.environment = j.environment AND p.transaction_id = j.transaction_id
+                  AND p.book = 'production' AND p.ownership = 'PURCHASED'
+                LIMIT 1
+            ) p
+            WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
+              AND j.kind <> 'purchase'
+              AND (j.kind IN ('refund', 'refund_reversal')
+                   OR (j.kind = 'price_learned' AND \(unsafeSQL: LearnedPriceSQL.booksRefund(entry: "j"))))
+        ) x
         LEFT JOIN LATERAL (
-            SELECT e.revocation_reason FROM refund_events e WHERE e.source_event_id = j.refund_event_id LIMIT 1
+            SELECT e.revocation_reason FROM refund_events e WHERE e.source_event_id = x.refund_event_id LIMIT 1
         ) e ON true
-        WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
-          AND j.kind <> 'purchase' AND j.kind IN ('refund', 'refund_reversal')
-        ORDER BY j.effective_at, j.transaction_id, j.entry_id
+        WHERE x.currency IS NOT NULL
+        ORDER BY x.effective_at, x.transaction_id, x.entry_id
         LIMIT \(limit)
         """
     }

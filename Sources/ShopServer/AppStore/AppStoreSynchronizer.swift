@@ -8,9 +8,14 @@ import Receipts
 /// down (Get Notification History → the notification inbox, deduplicated on `notificationUUID`, then
 /// applied), and refunds of purchases still live here (Get Refund History → refund events).
 ///
-/// Idempotent: a notification is stored once whoever brings it (the live endpoint or a sync), and a
+/// It also prices purchases recorded without a price (classic receipts' entries recorded while the API
+/// did not answer): Get Transaction Info in the purchase's environment, verified like every signed
+/// payload, booked as a `price_learned` journal entry (at most ``priceLimit`` per run).
+///
+/// Idempotent: a notification is stored once whoever brings it (the live endpoint or a sync), a
 /// refund found in the history is recorded under an id derived from the transaction and its
-/// revocation date, so a second sync finds it recorded and changes nothing.
+/// revocation date, and a purchase is priced once (the ledger's `purchase_prices` key), so a second
+/// sync finds them recorded and changes nothing.
 public struct AppStoreSynchronizer: Sendable {
     /// What one sync did.
     public struct Report: Sendable, Hashable, CustomStringConvertible {
@@ -26,11 +31,16 @@ public struct AppStoreSynchronizer: Sendable {
         public var refundsSeen = 0
         /// Refunds of live purchases recorded now.
         public var refundsApplied = 0
+        /// Purchases recorded without a price that Apple was asked to price.
+        public var unpricedChecked = 0
+        /// Of those, priced now (a `price_learned` entry each).
+        public var pricesLearned = 0
         /// Steps that failed (logged); the next sync tries them again.
         public var failures = 0
 
         public var description: String {
             "notifications: \(notificationsSeen) seen, \(notificationsStored) new, \(notificationEventsApplied) applied; "
+                + "prices: \(unpricedChecked) unpriced purchases asked, \(pricesLearned) priced; "
                 + "refund history: \(customersChecked) customers, \(refundsSeen) refunds seen, \(refundsApplied) applied; "
                 + "\(failures) failures"
         }
@@ -39,21 +49,27 @@ public struct AppStoreSynchronizer: Sendable {
     let api: AppStoreServerAPIClient
     let ledger: LedgerStore
     let logger: Logger
+    /// At most this many unpriced purchases are asked about per run (oldest recorded first); the
+    /// client's per-endpoint rate limit paces them.
+    let priceLimit: Int
 
-    public init(api: AppStoreServerAPIClient, ledger: LedgerStore, logger: Logger) {
+    public init(api: AppStoreServerAPIClient, ledger: LedgerStore, logger: Logger, priceLimit: Int = 200) {
         self.api = api
         self.ledger = ledger
         self.logger = logger
+        self.priceLimit = priceLimit
     }
 
     /// Notification history from `since` to now (production and the sandbox, or the sandbox alone), then
-    /// refund history for every live purchase's customer, in the purchase's environment.
+    /// prices for purchases recorded without one, then refund history for every live purchase's
+    /// customer, in the purchase's environment.
     ///
     /// - Throws: ``AppStoreServerAPIError`` when the notification history cannot be fetched (nothing of
     ///   it is stored unverified); refund-history failures per customer are counted and logged.
     public func sync(since: Date, until: Date = Date()) async throws -> Report {
         var report = Report()
         try await syncNotifications(since: since, until: until, into: &report)
+        try await syncPrices(into: &report)
         try await syncRefunds(into: &report)
         return report
     }
@@ -86,6 +102,40 @@ public struct AppStoreSynchronizer: Sendable {
                 logger.warning(
                     "could not store or apply a notification from Apple's history",
                     metadata: ["notification": "\(uuid)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Asks Apple for the signed transaction of each purchase recorded without a price and books its
+    /// price. A payload that does not verify is refused by the client (nothing written); one that
+    /// does not match the purchase, or states another price, writes nothing either (logged).
+    func syncPrices(into report: inout Report) async throws {
+        for unpriced in try await ledger.unpricedPurchases(limit: priceLimit) {
+            try Task.checkCancellation()
+            report.unpricedChecked += 1
+            let metadata: Logger.Metadata = ["transaction": "\(unpriced.transactionId)"]
+            do {
+                let answer = try await api.transactionInfo(unpriced.transactionId, in: unpriced.environment)
+                guard
+                    let signed = answer.transactions.first(where: { $0.transactionId == unpriced.transactionId }),
+                    signed.priceMilli != nil
+                else {
+                    logger.warning("Apple's transaction info states no price for this purchase", metadata: metadata)
+                    continue
+                }
+                switch try await ledger.recordLearnedPrice(signed) {
+                case .recorded: report.pricesLearned += 1
+                case .duplicate, .notRecorded: break
+                case .conflict, .evidenceDiffers, .familyShared:
+                    report.failures += 1
+                    logger.warning(
+                        "Apple's signed transaction does not price the recorded purchase", metadata: metadata)
+                }
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                report.failures += 1
+                logger.warning("could not price a purchase", metadata: metadata.merging(["error": "\(error)"]) { $1 })
             }
         }
     }

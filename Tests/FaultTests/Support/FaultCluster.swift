@@ -54,13 +54,31 @@ struct FaultCluster: Sendable {
         try signalEveryProcess(SIGCONT)
     }
 
+    /// SIGKILL to every PostgreSQL process: the machine it ran on is gone (nothing flushed, no
+    /// goodbye to clients; their sockets are reset by the kernel).
+    @discardableResult
+    func killEveryProcess() throws -> Int {
+        try signalEveryProcess(SIGKILL)
+    }
+
     private func signalEveryProcess(_ signal: Int32) throws -> Int {
+        try Self.signalEveryProcess(signal, dataDirectory: dataDirectory)
+    }
+
+    /// `signal` to the postmaster of `dataDirectory` and each of its children (see `freeze`).
+    static func signalEveryProcess(_ signal: Int32, dataDirectory: String) throws -> Int {
         let pidFile = (try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8)) ?? ""
         guard let postmaster = pidFile.split(separator: "\n").first.flatMap({ pid_t($0) }), postmaster > 0 else {
             throw FaultTestError("no postmaster.pid under \(dataDirectory)")
         }
         let children = Self.children(of: postmaster)
-        if signal == SIGSTOP {
+        if signal == SIGKILL {
+            // Stopped first, the postmaster forks no new child and its children are still its own
+            // (a dead one's are reparented, and no longer found) when they are listed and killed.
+            kill(postmaster, SIGSTOP)
+            for child in Set(children + Self.children(of: postmaster)) { kill(child, SIGKILL) }
+            kill(postmaster, SIGKILL)
+        } else if signal == SIGSTOP {
             kill(postmaster, signal)
             // Children forked just before the postmaster stopped are listed on a second look.
             for child in Set(children + Self.children(of: postmaster)) { kill(child, signal) }
@@ -100,6 +118,11 @@ struct FaultCluster: Sendable {
 
     /// A short-lived client on the cluster, for checks.
     func withClient<R: Sendable>(_ body: (PostgresClient) async throws -> R) async throws -> R {
+        try await Self.withClient(url: url, body)
+    }
+
+    /// A short-lived client on the database at `url`, for checks.
+    static func withClient<R: Sendable>(url: String, _ body: (PostgresClient) async throws -> R) async throws -> R {
         var logger = Logger(label: "shopledger.fault-check")
         logger.logLevel = .warning
         let client = PostgresClient(

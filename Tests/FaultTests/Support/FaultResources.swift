@@ -45,18 +45,47 @@ enum FaultResources {
 
     static func register(server pid: pid_t, folder: String) {
         registry.withLock { $0.servers[pid] = folder }
-        try? "\(pid)\n".write(toFile: folder + "/server.pid", atomically: true, encoding: .utf8)
+        // One line per process (several servers, a load balancer): a later run kills each.
+        if let file = FileHandle(forWritingAtPath: folder + "/server.pid")
+            ?? {
+                FileManager.default.createFile(atPath: folder + "/server.pid", contents: nil)
+                return FileHandle(forWritingAtPath: folder + "/server.pid")
+            }()
+        {
+            file.seekToEndOfFile()
+            file.write(Data("\(pid)\n".utf8))
+            try? file.close()
+        }
     }
 
     static func release(server pid: pid_t) {
         registry.withLock { _ = $0.servers.removeValue(forKey: pid) }
     }
 
-    /// Stops the cluster in `folder` (immediately: it is thrown away) and removes the folder.
+    /// Stops the clusters in `folder` (immediately: they are thrown away) and removes the folder.
     static func release(folder: String) {
         registry.withLock { _ = $0.folders.remove(folder) }
-        stopCluster(dataDirectory: folder + "/data")
+        for dataDirectory in clusters(in: folder) { stopCluster(dataDirectory: dataDirectory) }
         try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// The socket folder a running cluster names in its postmaster.pid (line 5), when it is one that
+    /// `LocalPostgres` made under /tmp (it leaves it when the cluster stops).
+    static func socketFolder(dataDirectory: String) -> String? {
+        let lines = ((try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8)) ?? "").split(
+            separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count > 4, lines[4].hasPrefix("/tmp/.shopledger-") else { return nil }
+        return String(lines[4])
+    }
+
+    /// The scenario's own cluster (`data`) and those a scenario had `shopledger` start in a private
+    /// folder of its (`<folder>/<private>/postgres`, `.../standby`): every folder two levels down at most.
+    private static func clusters(in folder: String) -> [String] {
+        let children = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).map { folder + "/" + $0 }
+        let grandchildren = children.flatMap { child in
+            ((try? FileManager.default.contentsOfDirectory(atPath: child)) ?? []).map { child + "/" + $0 }
+        }
+        return (children + grandchildren).filter { FileManager.default.fileExists(atPath: $0 + "/postmaster.pid") }
     }
 
     private static func releaseAll() {
@@ -74,17 +103,15 @@ enum FaultResources {
             }
             guard let owner, owner != getpid(), kill(owner, 0) != 0 else { continue }
             let folder = "/tmp/" + name
-            if let text = try? String(contentsOfFile: folder + "/server.pid", encoding: .utf8),
-                let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            {
-                killServer(pid)
-            }
-            stopCluster(dataDirectory: folder + "/data")
+            let text = (try? String(contentsOfFile: folder + "/server.pid", encoding: .utf8)) ?? ""
+            for pid in text.split(separator: "\n").compactMap({ pid_t($0) }) { killServer(pid) }
+            for dataDirectory in clusters(in: folder) { stopCluster(dataDirectory: dataDirectory) }
             try? FileManager.default.removeItem(atPath: folder)
         }
     }
 
-    /// SIGKILL, if `pid` is still a shopledger process (pids are reused).
+    /// SIGKILL, if `pid` is still a shopledger process or a load balancer started with a configuration in a
+    /// fault folder (pids are reused).
     private static func killServer(_ pid: pid_t) {
         guard let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
             String(decoding: commandLine, as: UTF8.self).contains("shopledger")
@@ -99,6 +126,8 @@ enum FaultResources {
         else {
             return
         }
+        let socket = socketFolder(dataDirectory: dataDirectory)
+        defer { if let socket { try? FileManager.default.removeItem(atPath: socket) } }
         let command = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--", pgCtl] : [pgCtl]
         guard
             let child = try? Spawned.start(

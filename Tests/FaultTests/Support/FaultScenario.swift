@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 /// One fault scenario's world: a folder, a PostgreSQL cluster, an HTTP client and the servers it starts.
 /// `run` tears all of it down however the body ends (servers killed, cluster stopped, folder removed),
@@ -10,6 +11,7 @@ final class FaultScenario: Sendable {
     let cluster: FaultCluster
     let http: FaultHTTP
     private let servers = Mutex<[ServerProcess]>([])
+    private let balancers = Mutex<[LoadBalancer]>([])
 
     private init(name: String, folder: String, cluster: FaultCluster, http: FaultHTTP) {
         self.name = name
@@ -43,15 +45,32 @@ final class FaultScenario: Sendable {
         cluster.destroy()
     }
 
-    /// Starts `shopledger serve` on this scenario's cluster and waits until it is ready.
-    func startServer(port: Int? = nil, options: [String] = []) async throws -> ServerProcess {
+    /// Starts `shopledger serve` on this scenario's cluster (or `databaseURL`) and waits until it is ready.
+    func startServer(
+        port: Int? = nil, databaseURL: String? = nil, options: [String] = []
+    ) async throws
+        -> ServerProcess
+    {
         let server = try await ServerProcess.start(
-            databaseURL: cluster.url, folder: folder, port: port, options: options, http: http)
+            databaseURL: databaseURL ?? cluster.url, folder: folder, port: port, options: options, http: http)
         servers.withLock { $0.append(server) }
         return server
     }
 
+    /// Starts HAProxy in front of `backends` and waits until it passes a request to one of them.
+    func startLoadBalancer(inFrontOf backends: [ServerProcess]) async throws -> LoadBalancer {
+        let balancer = try await LoadBalancer.start(
+            port: try TestCluster.freePort(), backends: backends.map(\.port), folder: folder, http: http)
+        FaultResources.register(server: balancer.child.pid, folder: folder)
+        balancers.withLock { $0.append(balancer) }
+        return balancer
+    }
+
     private func killServers() {
+        for balancer in balancers.withLock({ $0 }) {
+            balancer.kill()
+            FaultResources.release(server: balancer.child.pid)
+        }
         for server in servers.withLock({ $0 }) { server.kill() }
     }
 

@@ -28,6 +28,14 @@ final class LoadRecord: Sendable {
     func append(_ attempt: PurchaseAttempt) { attempts.withLock { $0.append(attempt) } }
     var all: [PurchaseAttempt] { attempts.withLock { $0 } }
     var acknowledgedCount: Int { attempts.withLock { $0.count(where: \.acknowledged) } }
+
+    /// Waits until `count` purchases are acknowledged, or a minute has passed since `start` (the
+    /// scenario's checks then say what the load did not reach).
+    func waitUntilAcknowledged(_ count: Int, since start: ContinuousClock.Instant) async throws {
+        while acknowledgedCount < count, ContinuousClock.now - start < .seconds(60) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
 }
 
 /// `workers` concurrent clients, each a registered user of its own, posting new purchases (unique
@@ -80,6 +88,20 @@ struct PurchaseLoad: Sendable {
                 }
             }
         }
+    }
+}
+
+extension PurchaseAttempt {
+    /// Clients retrying what failed, one after the other, against `baseURL`.
+    static func retry(_ attempts: [PurchaseAttempt], _ http: FaultHTTP, baseURL: String) async -> [PurchaseAttempt] {
+        var retries: [PurchaseAttempt] = []
+        for attempt in attempts where !attempt.acknowledged {
+            let started = ContinuousClock.now
+            let outcome = await attempt.request.send(http, baseURL: baseURL)
+            retries.append(
+                PurchaseAttempt(request: attempt.request, started: started, finished: .now, outcome: outcome))
+        }
+        return retries
     }
 }
 

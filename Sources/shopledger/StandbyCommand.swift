@@ -1,0 +1,184 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Postgres
+
+/// `shopledger standby start|stop|status`: a hot standby of the private PostgreSQL (PostgreSQL's own
+/// streaming replication), for reports and `reconcile` off the primary, and for failover drills.
+struct StandbyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "standby",
+        abstract: "Run a hot standby (a streaming replica) of the private PostgreSQL under --data-dir.",
+        subcommands: [StandbyStartCommand.self, StandbyStopCommand.self, StandbyStatusCommand.self])
+}
+
+/// Where the primary (the private cluster) and its standby are.
+struct StandbyOptions: ParsableArguments {
+    @Option(help: "Folder of the private PostgreSQL cluster. Default: $SHOPLEDGER_DATA_DIR or .shopledger")
+    var dataDir: String?
+
+    @Option(help: "Port of the private cluster (the primary) on 127.0.0.1. Default: $SHOPLEDGER_DB_PORT or 54320")
+    var dbPort: Int?
+
+    @Option(help: "Port of the standby on 127.0.0.1. Default: $SHOPLEDGER_STANDBY_PORT or 54321")
+    var standbyPort: Int?
+
+    /// The name the standby gives the primary (its `cluster_name`, hence its walreceiver's
+    /// `application_name`): what `synchronous_standby_names` lists.
+    static let standbyName = "shopledger_standby"
+
+    func validate() throws {
+        for port in [dbPort, standbyPort].compactMap({ $0 }) where !(1...65535).contains(port) {
+            throw ValidationError("--db-port and --standby-port must be between 1 and 65535")
+        }
+    }
+
+    func primary(logger: Logger) throws -> LocalPostgres {
+        try DatabaseOptions.privateCluster(dataDir: dataDir, port: dbPort, logger: logger)
+    }
+
+    /// The standby: `<data-dir>/standby`; feedback to the primary keeps the rows a running report
+    /// reads from being vacuumed away under it (fewer recovery conflicts, at the price of bloat on the
+    /// primary while a report runs).
+    func standby(logger: Logger) throws -> LocalPostgres {
+        let port = standbyPort ?? Environment.int("SHOPLEDGER_STANDBY_PORT") ?? 54321
+        return try LocalPostgres(
+            options: .init(
+                dataDirectory: DatabaseOptions.privateFolder(dataDir) + "/standby", port: port,
+                settings: ["cluster_name": Self.standbyName, "hot_standby_feedback": "on"]),
+            logger: logger)
+    }
+
+    /// A one-connection client on `database` of a running cluster.
+    static func withClient<R>(
+        _ running: LocalPostgres.Running, database: String = "postgres", logger: Logger,
+        _ body: (PostgresClient) async throws -> R
+    ) async throws -> R {
+        let client = PostgresClient(
+            configuration: .init(
+                connection: .init(url: running.url(database: database)), minimumConnections: 0, maximumConnections: 1),
+            logger: logger)
+        do {
+            let result = try await body(client)
+            await client.shutdown()
+            return result
+        } catch {
+            await client.shutdown()
+            throw error
+        }
+    }
+
+    /// Sets (or, with nil, resets) the primary's `synchronous_standby_names` and reloads it.
+    static func setSynchronousStandby(_ name: String?, on primary: PostgresClient) async throws {
+        if let name {
+            let quoted = PostgresQuery.quoteIdentifier(name)
+            try await primary.query(
+                PostgresQuery(unsafeSQL: "ALTER SYSTEM SET synchronous_standby_names = '\(quoted)'"))
+        } else {
+            try await primary.query("ALTER SYSTEM RESET synchronous_standby_names")
+        }
+        try await primary.query("SELECT pg_reload_conf()")
+    }
+}
+
+struct StandbyStartCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "start",
+        abstract:
+            "Copy the private PostgreSQL with pg_basebackup (first time only) and start the copy as a hot standby that streams its changes.",
+        discussion: """
+            The private PostgreSQL is started too when it is not running, and left running. The standby keeps \
+            its data under <data-dir>/standby and resumes streaming when started again; remove that folder to \
+            copy the primary afresh. Reports and reconcile run against it with the --database-url this prints.
+            """)
+
+    @OptionGroup var options: StandbyOptions
+
+    @Flag(
+        help:
+            "Make it a synchronous standby: the primary's commits wait until the standby has the WAL (an acknowledged purchase survives the primary's loss). While it is down, commits wait: `standby stop` turns this off first."
+    )
+    var synchronous = false
+
+    func run() async throws {
+        let logger = CommandLogging.logger()
+        let primary = try await options.primary(logger: logger).start()
+        let standby = try await options.standby(logger: logger).startStandby(of: primary)
+        let inRecovery = try await StandbyOptions.withClient(standby, logger: logger) {
+            try await $0.query("SELECT pg_is_in_recovery()").single().decode(Bool.self, at: 0)
+        }
+        guard inRecovery else {
+            throw ValidationError(
+                "the cluster on port \(standby.port) is not a standby (it was promoted?); remove its folder to copy the primary afresh"
+            )
+        }
+        if synchronous {
+            try await StandbyOptions.withClient(primary, logger: logger) {
+                try await StandbyOptions.setSynchronousStandby(StandbyOptions.standbyName, on: $0)
+            }
+        }
+        print(
+            "standby running on 127.0.0.1:\(standby.port)\(synchronous ? " (synchronous)" : ""), streaming from the private PostgreSQL on port \(primary.port)"
+        )
+        print(
+            "reports and reconcile on it: --database-url '\(standby.url(database: DatabaseOptions.privateDatabaseName))'"
+        )
+    }
+}
+
+struct StandbyStopCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stop",
+        abstract:
+            "Stop the standby (its data is kept). A synchronous standby is first taken off the primary's list, so that the primary's commits do not wait for it."
+    )
+
+    @OptionGroup var options: StandbyOptions
+
+    func run() async throws {
+        let logger = CommandLogging.logger()
+        if let primary = try await options.primary(logger: logger).attach() {
+            try await StandbyOptions.withClient(primary, logger: logger) { client in
+                let names = try await client.query("SHOW synchronous_standby_names").single().decode(String.self, at: 0)
+                if names.contains(StandbyOptions.standbyName) {
+                    try await StandbyOptions.setSynchronousStandby(nil, on: client)
+                    print("the primary no longer waits for the standby (synchronous_standby_names reset)")
+                }
+            }
+        }
+        try await options.standby(logger: logger).stop()
+        print("standby stopped")
+    }
+}
+
+struct StandbyStatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Say how far the standby is behind the primary.")
+
+    @OptionGroup var options: StandbyOptions
+
+    func run() async throws {
+        let logger = CommandLogging.logger()
+        guard let standby = try await options.standby(logger: logger).attach() else {
+            throw ValidationError("no standby runs under \(DatabaseOptions.privateFolder(options.dataDir))/standby")
+        }
+        let (replayed, replayedAt) = try await StandbyOptions.withClient(standby, logger: logger) {
+            try await $0.query(
+                """
+                SELECT pg_last_wal_replay_lsn()::text,
+                       to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')
+                """
+            ).single().decode((String?, String?).self)
+        }
+        var line = "standby on port \(standby.port): replayed WAL up to \(replayed ?? "nothing yet")"
+        line += replayedAt.map { ", the last transaction replayed committed at \($0) UTC" } ?? ""
+        if let primary = try await options.primary(logger: logger).attach(), let replayed {
+            let behind = try await StandbyOptions.withClient(primary, logger: logger) {
+                try await $0.query("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), \(replayed)::pg_lsn)::bigint")
+                    .single().decode(Int.self, at: 0)
+            }
+            line += "; \(behind) bytes of WAL behind the primary"
+        }
+        print(line)
+    }
+}
