@@ -79,6 +79,28 @@ struct StandbyOptions: ParsableArguments {
         }
         try await primary.query("SELECT pg_reload_conf()")
     }
+
+    /// Waits until the primary reports the standby streaming (and, when `synchronous`, as its sync
+    /// standby): a reload reaches the WAL sender a moment later, and until then a commit the primary
+    /// acknowledges need not be on the standby.
+    static func awaitStreaming(
+        on primary: PostgresClient, synchronous: Bool, within limit: Duration = .seconds(30)
+    ) async throws {
+        let deadline = ContinuousClock.now + limit
+        var seen = "no WAL sender"
+        while ContinuousClock.now < deadline {
+            let rows = try await primary.query(
+                "SELECT state, sync_state FROM pg_stat_replication WHERE application_name = \(standbyName)")
+            if let row = rows.first {
+                let state = try row.decode(String.self, column: "state")
+                let syncState = try row.decode(String.self, column: "sync_state")
+                if state == "streaming" && (!synchronous || syncState == "sync") { return }
+                seen = "\(state), \(syncState)"
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ValidationError("the standby did not stream from the primary within \(limit) (last seen: \(seen))")
+    }
 }
 
 struct StandbyStartCommand: AsyncParsableCommand {
@@ -112,10 +134,9 @@ struct StandbyStartCommand: AsyncParsableCommand {
                 "the cluster on port \(standby.port) is not a standby (it was promoted?); remove its folder to copy the primary afresh"
             )
         }
-        if synchronous {
-            try await StandbyOptions.withClient(primary, logger: logger) {
-                try await StandbyOptions.setSynchronousStandby(StandbyOptions.standbyName, on: $0)
-            }
+        try await StandbyOptions.withClient(primary, logger: logger) {
+            if synchronous { try await StandbyOptions.setSynchronousStandby(StandbyOptions.standbyName, on: $0) }
+            try await StandbyOptions.awaitStreaming(on: $0, synchronous: synchronous)
         }
         print(
             "standby running on 127.0.0.1:\(standby.port)\(synchronous ? " (synchronous)" : ""), streaming from the private PostgreSQL on port \(primary.port)"
