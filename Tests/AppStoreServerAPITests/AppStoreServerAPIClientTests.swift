@@ -271,13 +271,16 @@ struct AppStoreServerAPIClientTests {
                 { _ = try await client.notificationHistory(from: Date().addingTimeInterval(-3600)) },
             ]
             for call in calls {
-                fake.script(.forgedSignature)
+                // Every attempt is forged: on a loaded machine a first answer can miss the 700 ms timeout,
+                // and the retry must not get a genuine payload that would hide a refusal never made.
+                fake.script(.forgedSignature, .forgedSignature, .forgedSignature)
                 do {
                     try await call()
                     Issue.record("a forged payload was accepted")
                 } catch let error as AppStoreServerAPIError {
                     #expect(error.code == .unverifiedPayload && error.refusal?.reason == .invalidSignature)
                 }
+                fake.clearFaults()
             }
         }
     }

@@ -100,6 +100,8 @@ final class FakeAppStore: Sendable {
     /// nil they are reported delivered without being sent.
     func deliverTestNotifications(to url: String) { state.withLock { $0.deliveryURL = url } }
     func script(_ faults: Fault...) { state.withLock { $0.faults += faults } }
+    /// Drops the scripted faults no request has taken yet.
+    func clearFaults() { state.withLock { $0.faults = [] } }
     var requests: [Request] { state.withLock { $0.requests } }
     /// Distinct bearer tokens seen (the client reuses its token).
     var distinctTokens: Int { state.withLock { $0.tokens.count } }
