@@ -33,23 +33,12 @@ struct AccountTokenTests {
         try await withLedger(maximumConnections: 8) { db, _ in
             let ledger = LedgerStore(client: db.client, groupCommit: GroupCommit(maxBatch: 32, maxInFlight: 1))
             for uid in ["alice", "carol"] { _ = try await ledger.register(uid: uid, profile: testProfile) }
-            // The only slot's purchase waits on the held grant row; carol's two purchases queue behind
-            // it and go as one batch when it finishes.
-            let results = try await Self.whileGrantRowHeld(db, uid: "alice", item: .face(1)) {
-                let lead = Task { try await ledger.recordPurchase(makeTransaction("lead"), for: "alice") }
-                try await Task.sleep(for: .milliseconds(300))
-                return [
-                    lead,
-                    Task {
-                        try await ledger.recordPurchase(
-                            makeTransaction("c1", item: .face(2), token: Self.tokenA), for: "carol")
-                    },
-                    Task {
-                        try await ledger.recordPurchase(
-                            makeTransaction("c2", item: .face(3), token: Self.tokenB), for: "carol")
-                    },
-                ]
-            }
+            let results = try await Self.queuedAsOneBatch(
+                ledger, db,
+                [
+                    makeTransaction("c1", item: .face(2), token: Self.tokenA),
+                    makeTransaction("c2", item: .face(3), token: Self.tokenB),
+                ], for: "carol")
             let statistics = ledger.batcher.statistics
             #expect(statistics.batches + statistics.failedBatches == 1, "carol's purchases went as one batch")
             #expect((try? results[0].get())?.isRecorded == true)
@@ -66,22 +55,13 @@ struct AccountTokenTests {
                 try await ledger.recordPurchase(makeTransaction("c0", item: .face(2), token: Self.tokenA), for: "carol")
                     .isRecorded)
             let before = try await ledgerRowCounts(db.client)
-            let results = try await Self.whileGrantRowHeld(db, uid: "alice", item: .face(1)) {
-                let lead = Task { try await ledger.recordPurchase(makeTransaction("lead"), for: "alice") }
-                try await Task.sleep(for: .milliseconds(300))
-                return [
-                    lead,
-                    Task {
-                        try await ledger.recordPurchase(
-                            makeTransaction("c1", item: .face(3), token: Self.tokenA), for: "carol")
-                    },
-                    Task {
-                        try await ledger.recordPurchase(
-                            makeTransaction("c2", item: .face(4), token: Self.tokenB), for: "carol")
-                    },
-                    Task { try await ledger.recordPurchase(makeTransaction("c3", item: .background(4)), for: "carol") },
-                ]
-            }
+            let results = try await Self.queuedAsOneBatch(
+                ledger, db,
+                [
+                    makeTransaction("c1", item: .face(3), token: Self.tokenA),
+                    makeTransaction("c2", item: .face(4), token: Self.tokenB),
+                    makeTransaction("c3", item: .background(4)),
+                ], for: "carol")
             #expect((try? results[0].get())?.isRecorded == true, "the lead")
             #expect((try? results[1].get())?.isRecorded == true, "the user's token")
             #expect(Self.isMismatch(results[2]), "another token: \(results[2])")
@@ -181,6 +161,20 @@ struct AccountTokenTests {
         var results: [Result<PurchaseOutcome, any Error>] = []
         for task in tasks { results.append(await task.result) }
         return results
+    }
+
+    /// With group commit one statement at a time: alice's purchase takes the only slot and waits on
+    /// her held grant row while `transactions` (of `uid`) queue behind it, so they go as one batch
+    /// when it finishes. Returns the lead's result, then theirs.
+    static func queuedAsOneBatch(
+        _ ledger: LedgerStore, _ db: TestDatabase, _ transactions: [VerifiedTransaction], for uid: String
+    ) async throws -> [Result<PurchaseOutcome, any Error>] {
+        try await whileGrantRowHeld(db, uid: "alice", item: .face(1)) {
+            let lead = Task { try await ledger.recordPurchase(makeTransaction("lead"), for: "alice") }
+            try await Task.sleep(for: .milliseconds(300))
+            return [lead]
+                + transactions.map { transaction in Task { try await ledger.recordPurchase(transaction, for: uid) } }
+        }
     }
 
     static func isMismatch(_ result: Result<PurchaseOutcome, any Error>) -> Bool {
