@@ -9,7 +9,8 @@ import Seeding
 /// Seeds N purchases (through COPY) into a durable private cluster (fsync on) and times the daily
 /// report over them: seeding, VACUUM ANALYZE, then the report for the last seeded day (cold, then
 /// the median of warm runs), the range report for its month, and EXPLAIN (ANALYZE, BUFFERS) of the
-/// report's period query so the plan shows its index range scan.
+/// report's period query so the plan shows its index range scan; then the reconciler over the whole
+/// ledger (`shopledger reconcile`'s checks), timed.
 ///
 ///     ReportsBench [purchases] [days] [--keep DIR] [--runs K] [--parallel P]
 ///
@@ -130,6 +131,13 @@ struct Bench {
             options: ReportOptions(timeZone: "Asia/Seoul"))
         _ = try ReportWriter(outputDirectory: output, logger: logger).write(month, formats: ReportFormat.allCases)
         say("range report 2025-06-01 to \(lastDay) by day: \(ms(clock.now - rangeBegan)) ms")
+
+        // `shopledger reconcile` over the whole ledger: the other read the lean write path must not slow.
+        let reconcileBegan = clock.now
+        let reconciliation = try await Reconciler(client: client).run()
+        say(
+            "reconcile (every check over the whole ledger): \(ms(clock.now - reconcileBegan)) ms, "
+                + "passed \(reconciliation.passed), \(reconciliation.checks.count) checks")
 
         // The plans of the report's own queries: index scans on purchases_by_purchased_at (BRIN) and journal_entry_rows_by_effective_at.
         for (label, plan) in try await reporter.explainDaily(

@@ -80,7 +80,8 @@ func makeTransaction(
     currency: String = "KRW",
     ownership: OwnershipType = .purchased,
     evidence: String = "v1",
-    productId explicitProductId: String? = nil
+    productId explicitProductId: String? = nil,
+    token: UUID? = nil
 ) -> VerifiedTransaction {
     let priceMilli: Int64? = unpriced ? nil : (price ?? catalogPrice(item))
     let date = Date(timeIntervalSince1970: 1_760_000_000)
@@ -89,7 +90,7 @@ func makeTransaction(
         bundleId: "com.memolease.sesac1", productId: explicitProductId ?? productId(item), productType: .nonConsumable,
         purchaseDate: date, originalPurchaseDate: date, signedDate: date.addingTimeInterval(5),
         priceMilli: priceMilli, currency: priceMilli == nil ? nil : currency, storefront: "KOR",
-        ownershipType: ownership, appAccountToken: nil,
+        ownershipType: ownership, appAccountToken: token,
         evidenceSHA256: fakeDigest("\(store)/\(environment)/\(transactionId)/\(evidence)"))
 }
 

@@ -12,8 +12,8 @@ import Synchronization
 ///   `maxBatch` purchases (distinct transactions) go as one statement.
 /// - Each caller is answered only after the statement that recorded its purchase committed, with its
 ///   own result (recorded, or not inserted: then `recordPurchase` classifies it as before).
-/// - If a batch fails (a refund event came first for one of them, a deadlock, a bad value, …) its
-///   purchases are retried one by one with the single statement, so each gets its own outcome.
+/// - If a batch fails (a refund event came first for one of them, two first purchases of one user
+///   with different appAccountTokens, a deadlock, a bad value, …) its purchases are retried one by one with the single statement, so each gets its own outcome.
 public struct GroupCommit: Sendable, Hashable {
     /// The most purchases one statement records; 1 turns group commit off.
     public var maxBatch: Int
@@ -235,7 +235,7 @@ extension LedgerStore {
                                            app_account_token, signed_at, evidence_hex, n)
             ),
             item AS (SELECT i.n, c.kind, c.item_index FROM catalog_items c JOIN input i ON c.product_id = i.product_id),
-            account AS (SELECT i.n FROM users u JOIN input i ON u.uid = i.uid),
+            account AS (SELECT i.n, u.uid, u.app_account_token AS known_token FROM users u JOIN input i ON u.uid = i.uid),
             purchase AS (
                 INSERT INTO purchases (store, environment, transaction_id, original_transaction_id, uid, product_id,
                     item_kind, item_index, book, purchased_at, price_milli, currency, storefront, ownership,
@@ -243,11 +243,14 @@ extension LedgerStore {
                 SELECT i.store, i.environment, i.transaction_id, i.original_transaction_id, i.uid, i.product_id,
                     item.kind, item.item_index, i.book, i.purchased_at, i.price_milli, i.currency, i.storefront,
                     i.ownership, i.app_account_token, i.signed_at, i.evidence_sha256
-                FROM input i JOIN item USING (n) JOIN account USING (n)
+                FROM input i JOIN item USING (n) JOIN account a USING (n)
+                WHERE coalesce(a.known_token = i.app_account_token, true)
                 ORDER BY i.transaction_id, i.store, i.environment
                 ON CONFLICT (store, environment, transaction_id) DO NOTHING
-                RETURNING store, environment, transaction_id, uid, item_kind, item_index, ownership, recorded_at
+                RETURNING store, environment, transaction_id, uid, item_kind, item_index, ownership, app_account_token,
+                    recorded_at
             ),
+            \(unsafeSQL: claimAccountTokens),
             marker AS (
                 INSERT INTO store_transactions (store, environment, transaction_id)
                 SELECT store, environment, transaction_id FROM purchase ORDER BY transaction_id, store, environment
@@ -264,12 +267,14 @@ extension LedgerStore {
                     shared_count = g.shared_count + EXCLUDED.shared_count,
                     updated_at = now()
             )
-            SELECT a.n IS NOT NULL AS registered, item.kind, item.item_index, p.recorded_at
+            SELECT a.n IS NOT NULL AS registered, item.kind, item.item_index, p.recorded_at,
+                   coalesce(a.known_token = i.app_account_token, true) AS token_accepted, race.refused
             FROM input i
             LEFT JOIN account a USING (n)
             LEFT JOIN item USING (n)
             LEFT JOIN purchase p
               ON p.transaction_id = i.transaction_id AND p.store = i.store AND p.environment = i.environment
+            CROSS JOIN (SELECT \(unsafeSQL: refuseLostAccountTokenRace) AS refused) AS race
             ORDER BY i.n
             """
     }

@@ -17,17 +17,27 @@ extension LedgerStore {
     /// `store_transactions` key, then BEGIN, the statement taking that row's lock, the refund
     /// application, COMMIT).
     ///
-    /// - Throws: `LedgerError` (`.userNotRegistered`, `.unknownProduct`, `.invalidInput`) with
-    ///   nothing written, or `PostgresError`.
+    /// A transaction whose `appAccountToken` is not the user's (the token of their first purchase
+    /// that carried one) is refused, checked inside the statement (`LedgerStore+AccountToken`).
+    ///
+    /// - Throws: `LedgerError` (`.userNotRegistered`, `.unknownProduct`, `.accountTokenMismatch`,
+    ///   `.invalidInput`) with nothing written, or `PostgresError`.
     public func recordPurchase(_ transaction: VerifiedTransaction, for uid: String) async throws -> PurchaseOutcome {
         try Validation.uid(uid)
         try Validation.transaction(transaction)
         let input = PurchaseInput(transaction: transaction, uid: uid)
-        try await refuseAccountTokenMismatch(input)
-        if let revocation = RefundEvent(revocationOf: transaction) {
-            return try await recordRevokedPurchase(input, revocation: revocation)
+        do {
+            if let revocation = RefundEvent(revocationOf: transaction) {
+                return try await recordRevokedPurchase(input, revocation: revocation)
+            }
+            return try await recordNewPurchase(input)
+        } catch let error as PostgresError where error.sqlState == .accountTokenTaken {
+            // Another first purchase of this user set another token at the same time; rolled back.
+            throw LedgerError.accountTokenMismatch()
         }
+    }
 
+    private func recordNewPurchase(_ input: PurchaseInput) async throws -> PurchaseOutcome {
         let inserted: InsertResult
         do {
             // Alone, or with the purchases that arrive together (group commit, `GroupCommit`).
@@ -38,7 +48,7 @@ extension LedgerStore {
             // A refund event for this transaction came first: record under its lock and apply it.
             return try await recordPurchaseAfterRefundEvents(input)
         }
-        try inserted.refuseUnknown(input)
+        try inserted.refuseRefused(input)
         if let recordedAt = inserted.recordedAt {
             return .recorded(input.purchase(item: inserted.item!, recordedAt: recordedAt, state: .live))
         }
@@ -51,7 +61,7 @@ extension LedgerStore {
         let recorded: Purchase? = try await client.withTransaction(.retrying(3)) { connection in
             let inserted = try await connection.query(Self.insertPurchase(input, lockingTransaction: true)).single()
                 .insertResult()
-            try inserted.refuseUnknown(input)
+            try inserted.refuseRefused(input)
             guard let recordedAt = inserted.recordedAt else { return nil }
             try await betweenStatements?("purchase-before-refund-application", connection)
             let state = try await applyRefundEvents(
@@ -103,9 +113,10 @@ extension LedgerStore {
     }
 
     /// The one statement that records a purchase: the purchase row, the transaction's marker row and
-    /// the grant. The purchase's journal entry, its postings and its grant event are derived from
-    /// the purchase row (the `journal_entries`, `postings` and `grant_events` views, migration
-    /// 0007), so they cannot disagree with it and cost no writes. With `lockingTransaction` false a
+    /// the grant, and the user's appAccountToken if this is their first purchase carrying one. The
+    /// purchase's journal entry, its postings and its grant event are derived from the purchase row
+    /// (the `journal_entries`, `postings` and `grant_events` views, migration 0007), so they cannot
+    /// disagree with it and cost no writes. With `lockingTransaction` false a
     /// prior `store_transactions` row (a refund event came first) fails it with a unique violation;
     /// with true it locks that row instead (the slow path, inside a transaction).
     static func insertPurchase(_ input: PurchaseInput, lockingTransaction: Bool) -> PostgresQuery {
@@ -124,7 +135,7 @@ extension LedgerStore {
                        \(input.signedDate)::timestamptz AS signed_at, \(input.evidence)::bytea AS evidence_sha256
             ),
             item AS (SELECT c.kind, c.item_index FROM catalog_items c JOIN input i ON c.product_id = i.product_id),
-            account AS (SELECT u.uid FROM users u JOIN input i ON u.uid = i.uid),
+            account AS (SELECT u.uid, u.app_account_token AS known_token FROM users u JOIN input i ON u.uid = i.uid),
             purchase AS (
                 INSERT INTO purchases (store, environment, transaction_id, original_transaction_id, uid, product_id,
                     item_kind, item_index, book, purchased_at, price_milli, currency, storefront, ownership,
@@ -132,10 +143,13 @@ extension LedgerStore {
                 SELECT i.store, i.environment, i.transaction_id, i.original_transaction_id, i.uid, i.product_id,
                     item.kind, item.item_index, i.book, i.purchased_at, i.price_milli, i.currency, i.storefront,
                     i.ownership, i.app_account_token, i.signed_at, i.evidence_sha256
-                FROM input i, item, account
+                FROM input i, item, account a
+                WHERE coalesce(a.known_token = i.app_account_token, true)
                 ON CONFLICT (store, environment, transaction_id) DO NOTHING
-                RETURNING store, environment, transaction_id, uid, item_kind, item_index, ownership, recorded_at
+                RETURNING store, environment, transaction_id, uid, item_kind, item_index, ownership, app_account_token,
+                    recorded_at
             ),
+            \(unsafeSQL: claimAccountTokens),
             marker AS (
                 INSERT INTO store_transactions (store, environment, transaction_id)
                 SELECT store, environment, transaction_id FROM purchase
@@ -151,7 +165,10 @@ extension LedgerStore {
                     updated_at = now()
             )
             SELECT EXISTS (SELECT 1 FROM account) AS registered, item.kind, item.item_index,
-                   (SELECT recorded_at FROM purchase) AS recorded_at
+                   (SELECT recorded_at FROM purchase) AS recorded_at,
+                   coalesce((SELECT a.known_token = i.app_account_token FROM input i, account a), true)
+                       AS token_accepted,
+                   \(unsafeSQL: refuseLostAccountTokenRace) AS token_race
             FROM (SELECT 1) AS one LEFT JOIN item ON true
             """
     }
@@ -201,9 +218,14 @@ struct InsertResult: Sendable {
     let item: ItemID?
     /// Set when this statement inserted the purchase.
     let recordedAt: Date?
+    /// False when the transaction's appAccountToken is not its user's (then nothing was inserted).
+    let tokenAccepted: Bool
 
-    func refuseUnknown(_ input: PurchaseInput) throws {
+    /// Throws why the statement inserted nothing, when that is a refusal (an unregistered user, a
+    /// foreign token, an unknown product: in this order, as the API has always answered).
+    func refuseRefused(_ input: PurchaseInput) throws {
         guard registered else { throw LedgerError.userNotRegistered(input.uid) }
+        guard tokenAccepted else { throw LedgerError.accountTokenMismatch() }
         guard item != nil else {
             throw LedgerError(.unknownProduct, "product \(input.productId) is not in the catalog")
         }
@@ -212,10 +234,10 @@ struct InsertResult: Sendable {
 
 extension PostgresRow {
     func insertResult() throws -> InsertResult {
-        let (registered, kind, index, recordedAt) = try decode((Bool, String?, Int?, Date?).self)
+        let (registered, kind, index, recordedAt, tokenAccepted) = try decode((Bool, String?, Int?, Date?, Bool).self)
         let item = kind.flatMap(ItemKind.init(rawValue:)).flatMap { kind in index.map { ItemID(kind: kind, index: $0) }
         }
-        return InsertResult(registered: registered, item: item, recordedAt: recordedAt)
+        return InsertResult(registered: registered, item: item, recordedAt: recordedAt, tokenAccepted: tokenAccepted)
     }
 }
 

@@ -21,7 +21,7 @@ extension LedgerStore {
                 try await connection.query(Self.insertRefundEvent(revocation))
                 let inserted = try await connection.query(Self.insertPurchase(input, lockingTransaction: true)).single()
                     .insertResult()
-                try inserted.refuseUnknown(input)
+                try inserted.refuseRefused(input)
                 if inserted.recordedAt == nil {
                     // Recorded before. Its owner learns of the revocation now; anyone else changes nothing.
                     let owner = try await connection.query(
