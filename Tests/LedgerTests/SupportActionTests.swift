@@ -66,6 +66,18 @@ struct SupportActionTests {
                     .invalidInput,
                     { _ = try await ledger.grantCompensation(.face(1), to: "carol", .init(actor: "", reason: "r")) }
                 ),
+                // PostgreSQL's text cannot hold U+0000: it must be refused here, not fail in the database.
+                (
+                    .invalidInput,
+                    {
+                        _ = try await ledger.grantCompensation(
+                            .face(1), to: "carol", .init(actor: "a", reason: "r\u{0}"))
+                    }
+                ),
+                (
+                    .invalidInput,
+                    { _ = try await ledger.revokeCompensation(grant.actionId, .init(actor: "a", reason: "\u{1B}[2J")) }
+                ),
                 (.userNotRegistered, { _ = try await ledger.grantCompensation(.face(1), to: "nobody", Self.request) }),
                 (.noSuchItem, { _ = try await ledger.grantCompensation(.face(99), to: "carol", Self.request) }),
                 (.noSuchItem, { _ = try await ledger.grantCompensation(.face(0), to: "carol", Self.request) }),

@@ -69,6 +69,17 @@ public struct SupportRequest: Sendable, Hashable {
         guard reason.count <= 500 else {
             throw LedgerError(.invalidInput, "the reason must be at most 500 characters, got \(reason.count)")
         }
+        // Lines and tabs are fine in a reason; other control characters (NUL above all, which
+        // PostgreSQL's text cannot hold, and terminal escapes a support tool would print) are not.
+        let allowedControls: Set<Unicode.Scalar> = ["\n", "\r", "\t"]
+        guard
+            reason.unicodeScalars.allSatisfy({
+                $0.properties.generalCategory != .control || allowedControls.contains($0)
+            })
+        else {
+            throw LedgerError(
+                .invalidInput, "the reason contains control characters (only line breaks and tabs are allowed)")
+        }
         if let transactionId { try Validation.identifier(transactionId, what: "transactionId") }
     }
 }
