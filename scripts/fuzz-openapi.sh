@@ -82,7 +82,10 @@ run() {
         --report ndjson --report-ndjson-path "$WORK/$name.ndjson" "$@")
 }
 failed=0
-run user -H 'Authorization: Bearer dev:fuzz' --exclude-path-regex '^/api/v1/admin' || failed=1
+# Restore needs the App Store Server API, which this server has not configured: it answers 501
+# not configured by design (tested with a fake Apple in AppStoreServerAPITests), a 5xx the fuzzer
+# would count as a server error.
+run user -H 'Authorization: Bearer dev:fuzz' --exclude-path-regex '^/api/v1/(admin|purchases/restore)' || failed=1
 run admin -H "Authorization: Bearer $ADMIN_TOKEN" --include-path-regex '^/api/v1/admin' || failed=1
 
 # The server counts what it answered, by status (/metrics); the fuzzer's own checks decide pass/fail.
