@@ -216,7 +216,7 @@ final class PGConnection: @unchecked Sendable {
     /// True when the pool must discard this connection instead of reusing it.
     var isCondemned: Bool { condemned.load(ordering: .acquiring) }
 
-    private func begin(operation: UInt64) throws(PostgresError) {
+    func begin(operation: UInt64) throws(PostgresError) {
         let cancelled = cancelState.withLock { state -> Bool in
             if state.operation == operation && state.cancelRequested { return true }
             state.operation = operation
@@ -235,7 +235,7 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    private func end() {
+    func end() {
         cancelState.withLock { $0 = CancelState() }
     }
 
@@ -291,7 +291,7 @@ final class PGConnection: @unchecked Sendable {
         return result
     }
 
-    private func send(_ query: PostgresQuery) throws(PostgresError) -> OpaquePointer {
+    func send(_ query: PostgresQuery) throws(PostgresError) -> OpaquePointer {
         try checkUsable(query: query.sql)
         return try sendUnnamed(query, BoundParameters(query))
     }
@@ -351,97 +351,7 @@ final class PGConnection: @unchecked Sendable {
             commandTag: String(cString: PQcmdStatus(result)))
     }
 
-    // MARK: COPY
-
-    /// Starts `COPY … FROM STDIN`.
-    func beginCopyIn(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) {
-        try beginCopy(query, operation: operation, expecting: PGRES_COPY_IN, "not a COPY … FROM STDIN statement")
-    }
-
-    func putCopyData(_ bytes: [UInt8]) throws(PostgresError) {
-        let sent = bytes.withUnsafeBufferPointer { raw in
-            raw.withMemoryRebound(to: CChar.self) { PQputCopyData(handle, $0.baseAddress, Int32($0.count)) }
-        }
-        guard sent == 1 else {
-            throw connectionFailure(query: "COPY FROM STDIN")
-        }
-    }
-
-    /// Ends COPY IN; with `abortMessage` the server discards everything sent. Returns rows copied.
-    func endCopyIn(abortMessage: String?, query: String) throws(PostgresError) -> Int {
-        defer { end() }
-        let ended = PQputCopyEnd(handle, abortMessage)
-        guard ended == 1 else { throw connectionFailure(query: query) }
-        var copied = 0
-        var failure: PostgresError?
-        while let result = PQgetResult(handle) {
-            switch PQresultStatus(result) {
-            case PGRES_COMMAND_OK:
-                copied = Int(String(cString: PQcmdTuples(result))) ?? 0
-            default:
-                if failure == nil { failure = error(from: result, query: query) }
-            }
-            PQclear(result)
-        }
-        if let failure { throw failure }
-        return copied
-    }
-
-    /// Starts `COPY … TO STDOUT`.
-    func beginCopyOut(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) {
-        try beginCopy(query, operation: operation, expecting: PGRES_COPY_OUT, "not a COPY … TO STDOUT statement")
-    }
-
-    /// Sends a COPY statement and checks the server entered the expected COPY state; otherwise ends the
-    /// operation and throws the server's error, or `misuse` when the statement was not such a COPY.
-    private func beginCopy(
-        _ query: PostgresQuery, operation: UInt64, expecting expected: ExecStatusType, _ misuse: String
-    ) throws(PostgresError) {
-        try begin(operation: operation)
-        let result = try send(query)
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
-        guard status == expected else {
-            end()
-            if status == PGRES_FATAL_ERROR { throw error(from: result, query: query.sql) }
-            drain()
-            throw PostgresError(code: .invalidUsage, message: misuse, query: query.sql)
-        }
-    }
-
-    /// Reads whole rows until about `limit` bytes are gathered or the COPY ends (`done`).
-    func readCopyData(limit: Int, query: String) throws(PostgresError) -> (chunk: [UInt8], done: Bool) {
-        var chunk: [UInt8] = []
-        while chunk.count < limit {
-            var buffer: UnsafeMutablePointer<CChar>?
-            let count = PQgetCopyData(handle, &buffer, 0)
-            if count > 0, let buffer {
-                buffer.withMemoryRebound(to: UInt8.self, capacity: Int(count)) {
-                    chunk.append(contentsOf: UnsafeBufferPointer(start: $0, count: Int(count)))
-                }
-                PQfreemem(buffer)
-            } else if count == -1 {
-                try finishCopyOut(query: query)
-                return (chunk, true)
-            } else {
-                end()
-                throw connectionFailure(query: query)
-            }
-        }
-        return (chunk, false)
-    }
-
-    private func finishCopyOut(query: String) throws(PostgresError) {
-        defer { end() }
-        var failure: PostgresError?
-        while let result = PQgetResult(handle) {
-            if PQresultStatus(result) != PGRES_COMMAND_OK, failure == nil {
-                failure = error(from: result, query: query)
-            }
-            PQclear(result)
-        }
-        if let failure { throw failure }
-    }
+    // MARK: COPY a plain query ran into
 
     private func abortCopy(status: ExecStatusType) {
         if status == PGRES_COPY_IN {
@@ -459,7 +369,7 @@ final class PGConnection: @unchecked Sendable {
     }
 
     /// Consumes any remaining results so the connection is ready for the next command.
-    private func drain() {
+    func drain() {
         while let result = PQgetResult(handle) { PQclear(result) }
     }
 
