@@ -48,6 +48,34 @@ struct LearnedPriceTests {
         }
     }
 
+    @Test("a lookup that did not price a purchase: the wait doubles per attempt up to a day, then it is due again")
+    func lookupBackoff() async throws {
+        try await withLedger { db, ledger in
+            _ = try await ledger.register(uid: "alice", profile: testProfile)
+            _ = try await ledger.recordPurchase(makeTransaction("u5", item: .face(3), unpriced: true), for: "alice")
+            _ = try await ledger.recordPurchase(makeTransaction("u6", item: .face(4), unpriced: true), for: "alice")
+            let u5 = UnpricedPurchase(environment: .production, transactionId: "u5")
+            let start = Date(timeIntervalSince1970: 1_790_000_000)
+            var minutes: [Int] = []
+            for attempt in 0..<9 {
+                let at = start.addingTimeInterval(Double(attempt) * 100_000)
+                let next = try await ledger.recordPriceLookupFailure(u5, outcome: "not found", at: at)
+                minutes.append(Int((next.timeIntervalSince(at) / 60).rounded()))
+            }
+            #expect(minutes == [15, 30, 60, 120, 240, 480, 960, 1_440, 1_440], "\(minutes)")
+            // u6, never asked, first; u5 only once its wait has run out; both without a time.
+            let lastWaitEnds = start.addingTimeInterval(8 * 100_000 + 86_400)
+            let dueBefore = try await ledger.unpricedPurchases(limit: 5, dueAt: lastWaitEnds - 1)
+            #expect(dueBefore.map(\.transactionId) == ["u6"])
+            let dueThen = try await ledger.unpricedPurchases(limit: 5, dueAt: lastWaitEnds)
+            #expect(dueThen.map(\.transactionId) == ["u6", "u5"])
+            #expect(try await ledger.unpricedPurchases(limit: 5).map(\.transactionId) == ["u6", "u5"])
+            // Bookkeeping, not the ledger: one row, nothing posted.
+            #expect(try await scalar(db.client, "SELECT count(*) FROM price_lookups") == 1)
+            #expect(try await balances(db.client).isEmpty)
+        }
+    }
+
     @Test("another price, another purchase, a family-shared or unknown one: nothing written")
     func refusals() async throws {
         try await withLedger { db, ledger in

@@ -123,31 +123,4 @@ extension LedgerStore {
         }
         return .duplicate(known)
     }
-
-    /// App Store purchases bought (not family-shared) and recorded without a price that none has been
-    /// learned for yet, oldest recorded first, at most `limit`: what a sync asks Apple to price.
-    public func unpricedPurchases(limit: Int) async throws -> [UnpricedPurchase] {
-        try await client.query(
-            """
-            SELECT p.environment::text, p.transaction_id::text
-            FROM purchases p
-            WHERE p.price_milli IS NULL AND p.ownership = 'PURCHASED'
-              AND p.store = \(VerifiedTransaction.Store.appStore.rawValue)::text
-              AND NOT EXISTS (SELECT 1 FROM purchase_prices l
-                              WHERE l.transaction_id = p.transaction_id AND l.store = p.store
-                                AND l.environment = p.environment)
-            ORDER BY p.recorded_at, p.transaction_id
-            LIMIT \(max(0, limit))
-            """
-        ).map { row in
-            let (environment, transactionId) = try row.decode((String, String).self)
-            return UnpricedPurchase(environment: StoreEnvironment(rawValue: environment), transactionId: transactionId)
-        }
-    }
-}
-
-/// An App Store purchase recorded without a price (see `LedgerStore.unpricedPurchases(limit:)`).
-public struct UnpricedPurchase: Sendable, Hashable {
-    public var environment: StoreEnvironment
-    public var transactionId: String
 }

@@ -49,15 +49,23 @@ public struct AppStoreSynchronizer: Sendable {
     let api: AppStoreServerAPIClient
     let ledger: LedgerStore
     let logger: Logger
-    /// At most this many unpriced purchases are asked about per run (oldest recorded first); the
-    /// client's per-endpoint rate limit paces them.
+    /// At most this many unpriced purchases are asked about per run (never asked first, then the least
+    /// asked, oldest recorded first among equals; one Apple did not price waits out a back-off, see
+    /// `PriceLookupBackoff`); the client's per-endpoint rate limit paces them.
     let priceLimit: Int
 
-    public init(api: AppStoreServerAPIClient, ledger: LedgerStore, logger: Logger, priceLimit: Int = 200) {
+    /// The time a run asks which price lookups are due and notes its attempts at (a test's clock moves).
+    let now: @Sendable () -> Date
+
+    public init(
+        api: AppStoreServerAPIClient, ledger: LedgerStore, logger: Logger, priceLimit: Int = 200,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.api = api
         self.ledger = ledger
         self.logger = logger
         self.priceLimit = priceLimit
+        self.now = now
     }
 
     /// Notification history from `since` to now (production and the sandbox, or the sandbox alone), then
@@ -108,35 +116,58 @@ public struct AppStoreSynchronizer: Sendable {
 
     /// Asks Apple for the signed transaction of each purchase recorded without a price and books its
     /// price. A payload that does not verify is refused by the client (nothing written); one that
-    /// does not match the purchase, or states another price, writes nothing either (logged).
+    /// does not match the purchase, or states another price, writes nothing either (logged). Each
+    /// purchase not priced waits before the next run asks again (`price_lookups`).
     func syncPrices(into report: inout Report) async throws {
-        for unpriced in try await ledger.unpricedPurchases(limit: priceLimit) {
+        for unpriced in try await ledger.unpricedPurchases(limit: priceLimit, dueAt: now()) {
             try Task.checkCancellation()
             report.unpricedChecked += 1
             let metadata: Logger.Metadata = ["transaction": "\(unpriced.transactionId)"]
+            let notPriced: String?
             do {
-                let answer = try await api.transactionInfo(unpriced.transactionId, in: unpriced.environment)
-                guard
-                    let signed = answer.transactions.first(where: { $0.transactionId == unpriced.transactionId }),
-                    signed.priceMilli != nil
-                else {
-                    logger.warning("Apple's transaction info states no price for this purchase", metadata: metadata)
-                    continue
-                }
-                switch try await ledger.recordLearnedPrice(signed) {
-                case .recorded: report.pricesLearned += 1
-                case .duplicate, .notRecorded: break
-                case .conflict, .evidenceDiffers, .familyShared:
-                    report.failures += 1
-                    logger.warning(
-                        "Apple's signed transaction does not price the recorded purchase", metadata: metadata)
-                }
+                notPriced = try await price(unpriced, into: &report, metadata: metadata)
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
                 report.failures += 1
                 logger.warning("could not price a purchase", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+                notPriced = "\(error)"
             }
+            guard let notPriced else { continue }
+            do {
+                let next = try await ledger.recordPriceLookupFailure(unpriced, outcome: notPriced, at: now())
+                logger.debug("price lookup backs off", metadata: metadata.merging(["until": "\(next)"]) { $1 })
+            } catch {
+                report.failures += 1
+                logger.warning(
+                    "could not note a price lookup", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+            }
+        }
+    }
+
+    /// Asks Apple about one unpriced purchase and books the price it states: nil when the purchase is
+    /// priced now (or was already), otherwise why not (the attempt is then noted for the back-off).
+    private func price(
+        _ unpriced: UnpricedPurchase, into report: inout Report, metadata: Logger.Metadata
+    ) async throws -> String? {
+        let answer = try await api.transactionInfo(unpriced.transactionId, in: unpriced.environment)
+        guard
+            let signed = answer.transactions.first(where: { $0.transactionId == unpriced.transactionId }),
+            signed.priceMilli != nil
+        else {
+            logger.warning("Apple's transaction info states no price for this purchase", metadata: metadata)
+            return "Apple's transaction info states no price"
+        }
+        switch try await ledger.recordLearnedPrice(signed) {
+        case .recorded:
+            report.pricesLearned += 1
+            return nil
+        case .duplicate, .notRecorded:
+            return nil
+        case .conflict, .evidenceDiffers, .familyShared:
+            report.failures += 1
+            logger.warning("Apple's signed transaction does not price the recorded purchase", metadata: metadata)
+            return "Apple's signed transaction does not price the recorded purchase"
         }
     }
 
