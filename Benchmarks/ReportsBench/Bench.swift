@@ -80,7 +80,9 @@ struct Bench {
         // A kept cluster seeded by an older build is migrated here: 0011 fills first_purchases.
         let migrationBegan = clock.now
         let applied = try await LedgerSchema.migrator(logger: logger).migrate(client)
-        if !applied.isEmpty { say("migrate: \(applied.joined(separator: ", ")) in \(ms(clock.now - migrationBegan)) ms") }
+        if !applied.isEmpty {
+            say("migrate: \(applied.joined(separator: ", ")) in \(ms(clock.now - migrationBegan)) ms")
+        }
         let lastDay = CalendarDate(year: 2025, month: 6, day: 30)!
         let seeded = try await client.query("SELECT count(*) FROM purchases").single().decode(Int.self, at: 0)
         if seeded < purchases {
