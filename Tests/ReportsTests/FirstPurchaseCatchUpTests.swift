@@ -94,8 +94,9 @@ struct FirstPurchaseCatchUpTests {
             }
             var startedIterator = opened.makeAsyncIterator()
             let started = try #require(await startedIterator.next())
-            // Later purchases and catch-ups while ben's transaction stays open.
-            try await Task.sleep(for: .milliseconds(50))
+            // Later purchases and catch-ups while ben's transaction stays open, longer than the
+            // readers' overlap: a watermark moved past its start would lose ben for good.
+            try await Task.sleep(for: .seconds(6))
             try await buy(ledger, "c1", "cho", .face(1), on: "2025-06-10")
             try await catchUp.run()
             try await catchUp.run()
