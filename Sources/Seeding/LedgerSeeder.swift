@@ -43,7 +43,7 @@ public struct LedgerSeeder: Sendable {
     /// The ledger tables a seed writes to.
     public static let tables = [
         "users", "store_transactions", "purchases", "refund_events", "journal_entries", "postings", "grants",
-        "grant_events",
+        "grant_events", "first_purchases",
     ]
 
     let client: PostgresClient
@@ -110,6 +110,8 @@ public struct LedgerSeeder: Sendable {
             }
             for try await done in group { collect(done) }
         }
+        // The seeded purchases were recorded in the past, before the catch-up's watermark: fold them all in.
+        try await FirstPurchaseCatchUp(client: client, logger: logger).run(everything: true)
         for table in Self.tables { try await client.query(PostgresQuery(unsafeSQL: "ANALYZE \(table)")) }
         return summary
     }

@@ -69,7 +69,12 @@ public func buildApplication(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,
         cancellationAllowance: client.configuration.cancelGrace + .milliseconds(100), metrics: metrics)
     let sweeper = NotificationSweeper(ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger)
-    var services: [any Service] = [client, sweeper]
+    var services: [any Service] = [
+        client, sweeper,
+        FirstPurchaseSweeper(
+            catchUp: FirstPurchaseCatchUp(client: client, logger: logger),
+            interval: configuration.firstPurchaseCatchUpInterval),
+    ]
     if let appStore, let interval = configuration.appStoreSyncInterval {
         let synchronizer = AppStoreSynchronizer(api: appStore, ledger: ledger, logger: logger)
         services.append(

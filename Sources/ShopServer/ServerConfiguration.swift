@@ -18,6 +18,9 @@ public struct ServerConfiguration: Sendable {
     public var receipts: VerifierConfiguration
     /// How often stored notifications whose ledger step did not happen are applied again.
     public var notificationSweepInterval: Duration
+    /// How often purchases are folded into `first_purchases`, which the reports' first-time buyers
+    /// read (they add the purchases since, so this bounds how many a report adds).
+    public var firstPurchaseCatchUpInterval: Duration
     /// Apple's App Store Server API (restore, sync); nil when not configured, and then those features
     /// answer 501 and nothing else changes.
     public var appStoreAPI: AppStoreServerAPIConfiguration?
@@ -47,6 +50,7 @@ public struct ServerConfiguration: Sendable {
         auth: AuthConfiguration = AuthConfiguration(),
         receipts: VerifierConfiguration = VerifierConfiguration(bundleId: ServerConfiguration.defaultBundleId),
         notificationSweepInterval: Duration = .seconds(30),
+        firstPurchaseCatchUpInterval: Duration = .seconds(30),
         appStoreAPI: AppStoreServerAPIConfiguration? = nil,
         appStoreSyncInterval: Duration? = nil,
         allowsDevelopmentOnPublicAddress: Bool = false,
@@ -61,6 +65,7 @@ public struct ServerConfiguration: Sendable {
         self.auth = auth
         self.receipts = receipts
         self.notificationSweepInterval = notificationSweepInterval
+        self.firstPurchaseCatchUpInterval = firstPurchaseCatchUpInterval
         self.appStoreAPI = appStoreAPI
         self.appStoreSyncInterval = appStoreSyncInterval
         self.allowsDevelopmentOnPublicAddress = allowsDevelopmentOnPublicAddress
@@ -84,6 +89,9 @@ public struct ServerConfiguration: Sendable {
         }
         guard notificationSweepInterval >= .milliseconds(10) else {
             throw ConfigurationError("the notification sweep interval must be at least 10 ms")
+        }
+        guard firstPurchaseCatchUpInterval >= .milliseconds(10) else {
+            throw ConfigurationError("the first-purchase catch-up interval must be at least 10 ms")
         }
         if let appStoreAPI {
             do {

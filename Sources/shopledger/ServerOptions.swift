@@ -111,6 +111,13 @@ struct ServerOptions: ParsableArguments {
     var notificationSweepInterval: Double?
 
     @Option(
+        name: .customLong("first-purchase-catch-up-interval"),
+        help:
+            "Seconds between catch-ups that fold new purchases into first_purchases, which reports read (at least 0.01). Default: $SHOPLEDGER_FIRST_PURCHASE_CATCH_UP_INTERVAL or 30"
+    )
+    var firstPurchaseCatchUpInterval: Double?
+
+    @Option(
         name: .customLong("admin-token-file"),
         help:
             "File with the admin bearer token (at least 16 bytes). Default: $SHOPLEDGER_ADMIN_TOKEN (the token itself)")
@@ -183,6 +190,9 @@ struct ServerOptions: ParsableArguments {
             notificationSweepInterval: try seconds(
                 notificationSweepInterval, "SHOPLEDGER_NOTIFICATION_SWEEP_INTERVAL", default: 30,
                 name: "--notification-sweep-interval"),
+            firstPurchaseCatchUpInterval: try seconds(
+                firstPurchaseCatchUpInterval, "SHOPLEDGER_FIRST_PURCHASE_CATCH_UP_INTERVAL", default: 30,
+                name: "--first-purchase-catch-up-interval"),
             appStoreAPI: try appStore.configuration(bundleId: receipts.bundleId),
             appStoreSyncInterval: syncInterval,
             allowsDevelopmentOnPublicAddress: allowDevelopmentOnPublicAddress

@@ -45,10 +45,10 @@ struct ReconcilerTests {
             #expect(examined["receivable_matches_purchases"] == 3)  // production KRW, production USD, sandbox KRW
             #expect(examined["append_only_enforced"] == 9)
             #expect(examined["equipped_items_owned"] == 3)
-            #expect(report.text.hasSuffix("reconcile: all 13 checks passed"))
+            #expect(report.text.hasSuffix("reconcile: all 14 checks passed"))
             let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
             #expect(json?["passed"] as? Bool == true)
-            #expect((json?["checks"] as? [[String: Any]])?.count == 13)
+            #expect((json?["checks"] as? [[String: Any]])?.count == 14)
         }
     }
 
@@ -94,11 +94,12 @@ struct ReconcilerTests {
                     #expect(failures["append_only_enforced"] == ["refund_events", "refund_events"])
                     #expect(report.text.contains("FAIL postings_balance"))
                     #expect(failures["support_grants_backed"] == ["bob face 2"])
+                    #expect(failures["first_purchases_caught_up"] == ["nobody production"])
                     #expect(
                         failures["learned_prices_booked"] == [
                             "price app_store/Production/p1", "price app_store/Production/p1",
                         ])
-                    #expect(report.text.hasSuffix("reconcile: 13 of 13 checks failed"))
+                    #expect(report.text.hasSuffix("reconcile: 14 of 14 checks failed"))
                     let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
                     #expect(json?["passed"] as? Bool == false)
                 } catch {
@@ -178,6 +179,8 @@ struct ReconcilerTests {
                     evidence_sha256, entry_id)
                 VALUES ('p1', 'app_store', 'Production', 1, 'KRW', now(), decode(repeat('ab', 32), 'hex'), 999999)
                 """)
+            // A first purchase with no purchase behind it (first_purchases, migration 0011).
+            try await connection.query("INSERT INTO first_purchases VALUES ('nobody', 'production', now())")
             // A refund event that was never applied: p1.
             try await connection.query(
                 """

@@ -8,7 +8,7 @@ public enum LedgerInvariants {
         postingsBalance, journalPerPurchase, entryPostingsMatchPurchase, receivableMatchesPurchases,
         learnedPricesBooked, grantsMatchHistory, liveGrantsBacked, refundEventsApplied, notificationsApplied,
         equippedItemsOwned,
-        noOrphans, appendOnlyEnforced, SupportInvariants.grantsBacked,
+        noOrphans, appendOnlyEnforced, SupportInvariants.grantsBacked, FirstPurchaseInvariants.caughtUp,
     ]
 
     /// SQL naming purchase/entry `x`'s store transaction.

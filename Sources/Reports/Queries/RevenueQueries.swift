@@ -139,10 +139,12 @@ enum RevenueQueries {
         """
 
     /// Distinct buyers per period at every level (item, kind, currency, book), and how many bought
-    /// for the first time: no earlier priced, self-bought purchase in the same book before the
-    /// period began (one probe of `purchases_by_user` per purchase in the window, made in uid order).
+    /// for the first time: their earliest priced, self-bought purchase in the same book falls in the
+    /// period. The earliest is the least of `first_purchases` (migration 0011) and the purchases
+    /// recorded since its watermark, so the figures do not depend on how far the catch-up got.
     static func buyerGroups(_ window: ReportWindow, on connection: PostgresConnection) async throws -> [BuyerGroup] {
-        let rows = try await connection.query(buyerGroupsQuery(window))
+        let rows = try await connection.query(
+            buyerGroupsQuery(window, since: try await FirstPurchaseSQL.since(on: connection)))
         return try rows.map { row in
             let (period, book, currency, kind, index, level, buyers, firstTime) =
                 try row.decode((Int, String, String?, String?, Int?, Int, Int, Int).self)
@@ -153,7 +155,7 @@ enum RevenueQueries {
         }
     }
 
-    static func buyerGroupsQuery(_ window: ReportWindow) -> PostgresQuery {
+    static func buyerGroupsQuery(_ window: ReportWindow, since: String) -> PostgresQuery {
         """
         WITH bounds AS MATERIALIZED (
             SELECT array_agg(t.day::timestamp AT TIME ZONE \(window.timeZone)::text ORDER BY t.day) AS starts
@@ -166,18 +168,35 @@ enum RevenueQueries {
             WHERE p.purchased_at >= \(window.startsAt)::timestamptz AND p.purchased_at < \(window.endsAt)::timestamptz
               AND p.ownership = 'PURCHASED' AND p.currency IS NOT NULL
         ),
-        -- In the index's order, so consecutive probes walk its leaf pages forward instead of jumping
-        -- across it (OFFSET 0 keeps the sort below the probes).
-        by_user AS (
-            SELECT * FROM bought ORDER BY uid, book OFFSET 0
+        recent AS MATERIALIZED (
+            SELECT p.uid, p.book, min(p.purchased_at) AS first_at
+            FROM purchases p
+            WHERE p.recorded_at >= \(since)::timestamptz AND p.ownership = 'PURCHASED' AND p.currency IS NOT NULL
+            GROUP BY p.uid, p.book
         ),
+        -- Each user's first purchase per book that falls in the window: the table's in the window, and
+        -- the recent ones unless the table knows an earlier one; the least of both must be in it.
+        firsts AS (
+            SELECT f.uid, f.book, width_bucket(min(f.first_at), b.starts) AS period
+            FROM (
+                SELECT t.uid, t.book, t.first_at FROM first_purchases t
+                WHERE t.first_at >= \(window.startsAt)::timestamptz AND t.first_at < \(window.endsAt)::timestamptz
+                UNION ALL
+                SELECT r.uid, r.book, r.first_at FROM recent r
+                WHERE r.first_at < \(window.endsAt)::timestamptz AND NOT EXISTS (
+                    SELECT 1 FROM first_purchases t
+                    WHERE t.uid = r.uid AND t.book = r.book AND t.first_at < \(window.startsAt)::timestamptz)
+            ) f
+            CROSS JOIN bounds b
+            GROUP BY f.uid, f.book, b.starts
+            HAVING min(f.first_at) >= \(window.startsAt)::timestamptz
+        ),
+        -- A purchase in the window is a first-time buyer's when its user's first purchase in the book
+        -- is in the same period (it cannot be later than the purchase itself).
         flagged AS (
-            SELECT x.*, NOT EXISTS (
-                SELECT 1 FROM purchases e
-                WHERE e.uid = x.uid AND e.book = x.book AND e.ownership = 'PURCHASED' AND e.currency IS NOT NULL
-                  AND e.purchased_at < b.starts[x.period]
-            ) AS first_time
-            FROM by_user x CROSS JOIN bounds b
+            SELECT x.*, f.uid IS NOT NULL AS first_time
+            FROM bought x
+            LEFT JOIN firsts f ON f.uid = x.uid AND f.book = x.book AND f.period = x.period
         )
         SELECT period, book, currency, item_kind, item_index, GROUPING(currency, item_kind, item_index) AS level,
                count(DISTINCT uid) AS buyers, count(DISTINCT uid) FILTER (WHERE first_time) AS first_time_buyers

@@ -1,4 +1,5 @@
 import CivilDates
+import Ledger
 import Postgres
 
 extension RevenueReporter {
@@ -18,7 +19,11 @@ extension RevenueReporter {
             let day = ReportWindow(timeZone: options.timeZone, periods: [periods.last!])
             let queries: [(String, PostgresQuery)] = [
                 ("entries per period (14 days)", RevenueQueries.entryGroupsQuery(trend)),
-                ("buyers per period (14 days)", RevenueQueries.buyerGroupsQuery(trend)),
+                (
+                    "buyers per period (14 days)",
+                    RevenueQueries.buyerGroupsQuery(
+                        trend, since: try await FirstPurchaseSQL.since(on: connection))
+                ),
                 ("the day's refunds", RevenueQueries.refundLinesQuery(day, limit: options.refundListLimit)),
                 ("the day's revenue postings (reconciliation)", RevenueQueries.revenuePostingsQuery(day)),
             ]

@@ -1,0 +1,117 @@
+import Foundation
+import Logging
+import Postgres
+
+/// Folds newly recorded purchases into `first_purchases` (migration 0011) and moves its watermark,
+/// outside the purchase statement: before each report on a primary, and periodically in `serve`.
+/// Safe to run from several processes at once (one runs, the others skip) and to repeat (the upsert
+/// keeps the least `first_at`).
+public struct FirstPurchaseCatchUp: Sendable {
+    /// What one run did.
+    public enum Outcome: Sendable, Equatable {
+        /// Purchases recorded since the watermark (less the overlap) were folded in: `changed` first
+        /// purchases were added or moved earlier; the watermark is now `watermark` (unchanged when
+        /// the horizon could not be read).
+        case caughtUp(changed: Int, watermark: Date)
+        /// Nothing written: a standby or read-only connection, or another catch-up was running.
+        case skipped(String)
+    }
+
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger = Logger(label: "shopledger.first-purchases")) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Folds in what was recorded since the watermark; with `everything`, every purchase whatever
+    /// its `recorded_at` (the seeder writes purchases recorded in the past).
+    @discardableResult
+    public func run(everything: Bool = false) async throws -> Outcome {
+        try await client.withTransaction { connection in
+            let (standby, readOnly) = try await connection.query(
+                "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'"
+            ).single().decode((Bool, Bool).self)
+            if standby { return .skipped("a standby: the primary keeps first_purchases") }
+            if readOnly { return .skipped("a read-only connection") }
+            let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(\(Self.lockKey))")
+                .single().decode(Bool.self, at: 0)
+            guard locked else { return .skipped("another catch-up is running") }
+            // The horizon in a statement of its own: the upsert's snapshot, taken after it, then sees
+            // every purchase recorded before it (READ COMMITTED takes a snapshot per statement).
+            let horizon = try await connection.query("SELECT ledger_first_purchases_horizon()")
+                .single().decode(Date?.self, at: 0)
+            let since =
+                everything
+                ? "-infinity"
+                : try await FirstPurchaseSQL.since(on: connection)
+            let changed = try await connection.execute(
+                """
+                INSERT INTO first_purchases AS f (uid, book, first_at)
+                SELECT p.uid, p.book, min(p.purchased_at)
+                FROM purchases p
+                WHERE p.recorded_at >= \(since)::timestamptz
+                  AND p.ownership = 'PURCHASED' AND p.currency IS NOT NULL
+                GROUP BY p.uid, p.book
+                -- One order for every catch-up, so two never wait on each other's rows in a cycle.
+                ORDER BY p.uid, p.book
+                ON CONFLICT (uid, book) DO UPDATE SET first_at = EXCLUDED.first_at
+                WHERE EXCLUDED.first_at < f.first_at
+                """)
+            if horizon == nil {
+                logger.warning(
+                    """
+                    first purchases: another role's open transactions are not visible here, so the watermark \
+                    stays; grant pg_read_all_stats to the ledger's role
+                    """)
+            }
+            let watermark = try await connection.query(
+                """
+                UPDATE first_purchases_watermark
+                SET caught_up_to = greatest(caught_up_to, coalesce(\(horizon)::timestamptz, caught_up_to))
+                RETURNING caught_up_to
+                """
+            ).single().decode(Date.self, at: 0)
+            return .caughtUp(changed: changed, watermark: watermark)
+        }
+    }
+
+    /// Catches up, logging instead of throwing: the readers are right without it, only slower.
+    @discardableResult
+    public func runLogged() async -> Outcome? {
+        do {
+            let outcome = try await run()
+            if case .caughtUp(let changed, _) = outcome, changed > 0 {
+                logger.debug("first purchases caught up", metadata: ["changed": "\(changed)"])
+            }
+            return outcome
+        } catch {
+            logger.warning("could not catch first purchases up; will try again", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// The advisory lock one catch-up at a time holds ("1stp").
+    static let lockKey: Int64 = 0x3173_7470
+}
+
+/// SQL the catch-up, the reports and the reconciler share about `first_purchases`.
+public enum FirstPurchaseSQL {
+    /// How far before the watermark readers and the catch-up look again: covers a transaction that
+    /// had started but was not yet listed in pg_stat_activity when the horizon was read, and small
+    /// steps of the clock. Re-reading is harmless: the least `first_at` wins.
+    public static let overlap = "interval '5 seconds'"
+
+    /// From when purchases may be missing from `first_purchases`: every purchase recorded before
+    /// it has been folded in.
+    public static let since =
+        "(SELECT coalesce(max(caught_up_to), '-infinity') - \(overlap) FROM first_purchases_watermark)"
+
+    /// `since`'s value as the database writes it (maybe `-infinity`), to bind as `$n::timestamptz`:
+    /// with a value, not a subquery, the planner sees how few purchases were recorded since and
+    /// reads them by `purchases_by_recorded_at`.
+    public static func since(on connection: PostgresConnection) async throws -> String {
+        try await connection.query("SELECT (\(unsafeSQL: since))::text").single().decode(String.self, at: 0)
+    }
+}
