@@ -86,7 +86,7 @@ done
 
 echo
 echo "== summary ($product ${args[*]}; previous = $short with its $harness harness, current = $current)"
-for file in "$run_dir"/*.txt; do
+for file in $(ls -tr "$run_dir"/*.txt); do # in the order they ran
     echo "-- $(basename "$file" .txt)"
     grep -E '^== |daily report|range report|^reconcile|^  check |purchases/s|p99' "$file" | grep -v '^== ' || true
 done
