@@ -19,11 +19,11 @@ public enum LedgerInvariants {
     /// Each transaction's latest journal entry that has a state, of those after its purchase's own
     /// (seq 0): one pass over the journal for the whole ledger. `Purchase.stateExpression` asks the same
     /// per purchase, a probe of both halves of the `journal_entries` view per row: at 1M purchases the
-    /// two checks asking it took 16.5 of reconcile's 46 s of PostgreSQL CPU, now 5.5 s (ReportsBench,
-    /// docs/benchmarks.md). A purchase with no such entry is in the state its purchase entry
-    /// leaves, `purchase_state_after('purchase')`; that the purchase entry is seq 0 and the only one is
-    /// `one_purchase_entry_per_purchase`'s to prove. The filter on `seq` leaves the view's derived half
-    /// out of the plan (its seq is the constant 0).
+    /// two checks asking it took 16.2 of reconcile's 42 s of PostgreSQL CPU, now 4.6 s (each check's SQL
+    /// on ReportsBench's kept 1M cluster, CPU from /proc). A purchase with no such entry is in the state
+    /// its purchase entry leaves, `purchase_state_after('purchase')`; that the purchase entry is seq 0
+    /// and the only one is `one_purchase_entry_per_purchase`'s to prove. The filter on `seq` leaves the
+    /// view's derived half out of the plan (its seq is the constant 0).
     private static let laterStates = """
         SELECT DISTINCT ON (j.transaction_id, j.store, j.environment)
                j.transaction_id, j.store, j.environment, purchase_state_after(j.kind) AS state
