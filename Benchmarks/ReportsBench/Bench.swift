@@ -10,7 +10,7 @@ import Seeding
 /// report over them: seeding, VACUUM ANALYZE, then the report for the last seeded day (cold, then
 /// the median of warm runs), the range report for its month, and EXPLAIN (ANALYZE, BUFFERS) of the
 /// report's period query so the plan shows its index range scan; then the reconciler over the whole
-/// ledger (`shopledger reconcile`'s checks), timed.
+/// ledger (`shopledger reconcile`'s checks), timed, and each check timed alone.
 ///
 ///     ReportsBench [purchases] [days] [--keep DIR] [--runs K] [--parallel P] [--no-reconcile]
 ///
@@ -147,6 +147,20 @@ struct Bench {
             say(
                 "reconcile (every check over the whole ledger): \(ms(clock.now - reconcileBegan)) ms, "
                     + "passed \(reconciliation.passed), \(reconciliation.checks.count) checks")
+            // Where that time goes: each check again, timed alone, in one snapshot as the reconciler runs them.
+            let checkTimes = try await client.withTransaction(.init(isolation: .repeatableRead, readOnly: true)) {
+                connection in
+                var times: [(name: String, time: Duration, passed: Bool)] = []
+                for check in LedgerInvariants.all {
+                    let began = clock.now
+                    let result = try await check.run(on: connection, failureLimit: 50)
+                    times.append((check.name, clock.now - began, result.passed))
+                }
+                return times
+            }
+            for check in checkTimes {
+                say("  check \(check.name): \(ms(check.time)) ms\(check.passed ? "" : " (FAILED)")")
+            }
         }
 
         // The plans of the report's own queries: index scans on purchases_by_purchased_at (BRIN) and journal_entry_rows_by_effective_at.
