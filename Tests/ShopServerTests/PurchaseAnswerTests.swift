@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Ledger
 import NIOCore
+import Receipts
 import Testing
 
 @testable import ShopServer
@@ -75,7 +76,7 @@ import Testing
         for text in read {
             let buffer = ByteBuffer(string: text)
             let shortcut = try #require(APIBodies.PurchaseRequest(signedTransactionOnly: buffer))
-            let decoded = try RequestBody.decode(APIBodies.PurchaseRequest.self, from: buffer)
+            let decoded = try ShopServer.RequestBody.decode(APIBodies.PurchaseRequest.self, from: buffer)
             #expect(shortcut.signedTransaction == decoded.signedTransaction)
             #expect(shortcut.receipt == nil && decoded.receipt == nil)
             #expect(shortcut.productId == nil && decoded.productId == nil)
@@ -87,7 +88,9 @@ import Testing
         invalidUTF8.writeBytes([0xC3, 0x28])
         invalidUTF8.writeString(#""}"#)
         #expect(APIBodies.PurchaseRequest(signedTransactionOnly: invalidUTF8) == nil)
-        #expect(throws: InputError.self) { try RequestBody.decode(APIBodies.PurchaseRequest.self, from: invalidUTF8) }
+        #expect(throws: InputError.self) {
+            try ShopServer.RequestBody.decode(APIBodies.PurchaseRequest.self, from: invalidUTF8)
+        }
     }
 
     static func body(of result: APIBodies.PurchaseResult) async throws -> Data {
