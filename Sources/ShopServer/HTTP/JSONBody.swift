@@ -24,6 +24,36 @@ struct JSONBody {
         buffer.writeString(String(value))
     }
 
+    mutating func field(_ name: StaticString, _ value: String?) {
+        guard let value else { return null(name) }
+        field(name, value)
+    }
+
+    mutating func field(_ name: StaticString, _ value: Int64) {
+        key(name)
+        buffer.writeString(String(value))
+    }
+
+    mutating func field(_ name: StaticString, _ value: Bool) {
+        key(name)
+        buffer.writeStaticString(value ? "true" : "false")
+    }
+
+    mutating func null(_ name: StaticString) {
+        key(name)
+        buffer.writeStaticString("null")
+    }
+
+    /// A nested object whose fields `write` adds.
+    mutating func object(_ name: StaticString, _ write: (inout JSONBody) -> Void) {
+        key(name)
+        buffer.writeInteger(UInt8(ascii: "{"))
+        first = true
+        write(&self)
+        buffer.writeInteger(UInt8(ascii: "}"))
+        first = false
+    }
+
     mutating func field(_ name: StaticString, _ values: [Int]) {
         key(name)
         buffer.writeInteger(UInt8(ascii: "["))

@@ -37,6 +37,11 @@ struct RequestBody: Sendable {
     /// A JSON body decoded as `T` (JSON surface). Needs `Content-Type: application/json` (415 otherwise);
     /// a body that is not valid JSON of that shape is a 400 naming the field.
     func json<T: Decodable>(_ type: T.Type, of request: Request) async throws -> T {
+        try Self.decode(type, from: try await jsonBytes(of: request))
+    }
+
+    /// A JSON body's bytes, not yet parsed: `Content-Type: application/json` (415 otherwise), not empty.
+    func jsonBytes(of request: Request) async throws -> ByteBuffer {
         guard let contentType = request.headers[.contentType], Self.mediaType(contentType) == "application/json" else {
             throw InputError.unsupportedMediaType("application/json")
         }
@@ -44,6 +49,11 @@ struct RequestBody: Sendable {
         guard buffer.readableBytes > 0 else {
             throw InputError("empty_body", "the body is empty; a JSON object is expected")
         }
+        return buffer
+    }
+
+    /// `buffer` decoded as `T`; a body that is not valid JSON of that shape is a 400 naming the field.
+    static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {

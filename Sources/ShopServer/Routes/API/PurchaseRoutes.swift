@@ -20,7 +20,10 @@ struct PurchaseRoutes {
 
     func purchase(_ request: Request, context: some RequestContext) async throws -> Response {
         let uid = try authenticator.uid(fromBearerHeaders: request.headers)
-        let input = try await body.json(APIBodies.PurchaseRequest.self, of: request)
+        let bytes = try await body.jsonBytes(of: request)
+        let input =
+            try APIBodies.PurchaseRequest(signedTransactionOnly: bytes)
+            ?? RequestBody.decode(APIBodies.PurchaseRequest.self, from: bytes)
         if input.signedTransaction == nil, input.productId == nil, let receipt = input.receipt,
             ReceiptField(classifying: receipt) == .appReceipt
         {
