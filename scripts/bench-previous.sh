@@ -9,7 +9,8 @@
 #   --harness current
 #                    build COMMIT with the current tree's Benchmarks/NAME/ copied over its own: the same
 #                    harness on both sides (it must compile against COMMIT's modules; if it does not, the
-#                    build fails and says so). Default: COMMIT's own harness.
+#                    build fails and says so; Benchmarks/BenchSupport/ProcessCPU.swift, which depends
+#                    on nothing of ours, is copied too). Default: COMMIT's own harness.
 #   --keep DIR       ReportsBench only: keep the seeded clusters in DIR/previous-SHA and DIR/current-SHA
 #                    and reuse them on the next run (default: seeded once per invocation, then removed)
 #   BENCH ARGS       passed to both (default for ReportsBench: 1000000)
@@ -59,16 +60,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# LoadBench runs the `shopledger` beside it: build that too, on both sides.
+products=(--product "$product")
+[ "$product" != LoadBench ] || products+=(--product shopledger)
 echo "== building $product at the current tree ($current)"
-$SWIFT build -c release --product "$product"
+$SWIFT build -c release "${products[@]}"
 echo "== building $product at $short ($harness harness) in a worktree, build folder $scratch"
 git worktree add --detach "$worktree" "$sha" >/dev/null
 if [ "$harness" = current ]; then
     rm -rf "$worktree/Benchmarks/$product"
     cp -R "Benchmarks/$product" "$worktree/Benchmarks/$product"
+    cp Benchmarks/BenchSupport/ProcessCPU.swift "$worktree/Benchmarks/BenchSupport/"
 fi
 mkdir -p "$builds"
-(cd "$worktree" && $SWIFT build -c release --product "$product" --scratch-path "$scratch")
+(cd "$worktree" && $SWIFT build -c release "${products[@]}" --scratch-path "$scratch")
 
 clusters=${keep:-$run_dir/clusters}
 mkdir -p "$clusters"
@@ -88,6 +93,7 @@ echo
 echo "== summary ($product ${args[*]}; previous = $short with its $harness harness, current = $current)"
 for file in $(ls -tr "$run_dir"/*.txt); do # in the order they ran
     echo "-- $(basename "$file" .txt)"
-    grep -E '^== |daily report|range report|^reconcile|^  check |purchases/s|p99' "$file" | grep -v '^== ' || true
+    grep -E '^== |daily report|range report|^reconcile|^  check |purchases/s|p99|^\| (POST|GET) |database ceiling' "$file" \
+        | grep -v '^== ' || true
 done
 echo "(full outputs in $run_dir)"

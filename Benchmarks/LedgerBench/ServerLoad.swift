@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import Postgres
 
@@ -39,8 +40,7 @@ struct ServerLoad {
 
     init(client: PostgresClient, dataDirectory: String) {
         self.client = client
-        let pidFile = (try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8)) ?? ""
-        self.postmasterPID = pidFile.split(separator: "\n").first.flatMap { Int32($0) } ?? 0
+        self.postmasterPID = ProcessCPU.postmasterPID(dataDirectory: dataDirectory)
     }
 
     func sample() async throws -> Sample {
@@ -52,8 +52,9 @@ struct ServerLoad {
                 line.split(separator: " ").dropFirst().prefix(8).compactMap { Double($0) }
             } ?? []
         return Sample(
-            machine: machine, server: serverSeconds(), bench: Self.rusageSeconds(RUSAGE_SELF.rawValue),
-            children: Self.rusageSeconds(RUSAGE_CHILDREN.rawValue), walSyncs: syncs, walSyncMillis: syncMillis)
+            machine: machine, server: ProcessCPU.postgresSeconds(postmaster: postmasterPID),
+            bench: ProcessCPU.rusageSeconds(RUSAGE_SELF.rawValue),
+            children: ProcessCPU.rusageSeconds(RUSAGE_CHILDREN.rawValue), walSyncs: syncs, walSyncMillis: syncMillis)
     }
 
     static func usage(from start: Sample, to end: Sample) -> Usage {
@@ -68,39 +69,5 @@ struct ServerLoad {
             busy: busy, server: end.server - start.server,
             client: (end.bench - start.bench) + (end.children - start.children), walSyncs: syncs,
             millisPerFlush: syncs > 0 ? (end.walSyncMillis - start.walSyncMillis) / syncs : 0)
-    }
-
-    private static func rusageSeconds(_ who: Int32) -> Double {
-        var usage = rusage()
-        getrusage(who, &usage)
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-    }
-
-    /// The postmaster's own and reaped children's time plus its live children's, from /proc.
-    private func serverSeconds() -> Double {
-        guard postmasterPID > 0, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else {
-            return 0
-        }
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        var total = 0.0
-        for entry in entries {
-            guard let pid = Int32(entry), let fields = Self.statFields(pid) else { continue }
-            // After the command: state ppid … utime(11) stime(12) cutime(13) cstime(14).
-            guard fields.count > 14, let ppid = Int32(fields[1]) else { continue }
-            if pid == postmasterPID {
-                total += fields[11...14].compactMap { Double($0) }.reduce(0, +)
-            } else if ppid == postmasterPID {
-                total += fields[11...12].compactMap { Double($0) }.reduce(0, +)
-            }
-        }
-        return total / ticks
-    }
-
-    private static func statFields(_ pid: Int32) -> [Substring]? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = text.lastIndex(of: ")")
-        else { return nil }
-        return text[text.index(after: close)...].split(separator: " ")
     }
 }

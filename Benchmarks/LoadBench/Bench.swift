@@ -14,12 +14,17 @@ import TestSupport
 ///   certificate chain the server is configured to trust: every request is a full verification);
 /// - `POST /v1/user/shop/ios`, the same through the SeSAC form surface;
 /// - duplicate re-posts of already recorded transactions;
-/// - `GET /v1/user/shop/myinfo`.
+/// - `GET /v1/user/shop/myinfo`, by 1,000 readers who each hold the same `--history` purchases,
+///   recorded before the clock starts (so two builds' myinfo figures list the same rows).
+///
+/// Each workload's row also says the CPU per request of the server, PostgreSQL and the load
+/// generator (`RequestCPU`), which other work on the machine moves far less than requests/s.
 ///
 /// Then, on the same cluster with the server stopped, the database ceiling (`Ceiling`): the exact
 /// purchase statement through `pgbench -M prepared` with as many clients as the server's pool.
 ///
 /// Usage: LoadBench [--seconds T] [--connections C1,C2,…] [--server PATH] [--pool-size N] [--log-level L]
+///                  [--history N]
 @main
 struct LoadBench {
     static func main() async throws {
@@ -35,7 +40,8 @@ struct LoadBench {
         // Interrupted (Ctrl-C, timeout): stop the server and the cluster rather than leave them running.
         let interrupted = server.stopOnSignals()
         do {
-            let results = try await Workloads(pki: pki, port: server.port, options: options).runAll()
+            let cpu = RequestCPU.Sampler(serverPID: server.process.pid, dataDirectory: folder + "/data")
+            let results = try await Workloads(pki: pki, port: server.port, options: options, cpu: cpu).runAll()
             await server.stopServer()
             progress(
                 "LoadBench: database ceilings, pgbench -M prepared, \(options.poolSize) clients, \(options.seconds) s each"
@@ -62,6 +68,8 @@ struct Options {
     var poolSize = 16
     var logLevel = "info"
     var users = 1000
+    /// Purchases each of myinfo's readers holds, recorded before any workload is timed.
+    var history = 10
 
     init(_ arguments: ArraySlice<String>) throws {
         server =
@@ -84,6 +92,11 @@ struct Options {
             case "--server": server = value
             case "--pool-size": poolSize = Int(value) ?? poolSize
             case "--log-level": logLevel = value
+            case "--history":
+                guard let count = Int(value), (0...1000).contains(count) else {
+                    throw BenchError("--history takes 0…1000 purchases per reader")
+                }
+                history = count
             default: throw BenchError("unknown option \(flag)")
             }
         }
@@ -91,11 +104,14 @@ struct Options {
 
     static let usage = """
         Usage: LoadBench [--seconds T] [--connections C1,C2,…] [--server PATH] [--pool-size N] [--log-level L]
+                         [--history N]
           --seconds      seconds per workload and level (default 10)
           --connections  keep-alive client connections; each workload runs at every level (default 8,32)
           --server       the shopledger binary (default: beside LoadBench)
           --pool-size    the server's PostgreSQL pool, and the ceiling's pgbench clients (default 16)
           --log-level    the server's LOG_LEVEL (default info: one access line per request, as deployed)
+          --history      purchases each of myinfo's 1,000 readers holds, recorded before the clock starts
+                         (default 10); the purchase workloads' users are others
         """
 
     var duration: Duration { .milliseconds(Int64(seconds * 1000)) }
@@ -106,6 +122,7 @@ struct Workloads {
     let pki: TestPKI
     let port: Int
     let options: Options
+    let cpu: RequestCPU.Sampler
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     static let products =
@@ -113,15 +130,35 @@ struct Workloads {
 
     func runAll() async throws -> [LoadResult] {
         let users = options.users
-        // Users (through the JSON surface; each request registers one).
+        // The purchase workloads' users (u0…) and myinfo's readers (r0…), each registered by a request.
         let registered = try await HTTPLoad.run(
             label: "register", host: "127.0.0.1", port: port, connections: 8, duration: .seconds(120), group: group,
             expect: { $0 == 201 || $0 == 200 }
         ) { index in
-            index < users ? Self.request(.POST, "/api/v1/me", token: "dev:u\(index)", json: nil) : nil
+            index < 2 * users
+                ? Self.request(
+                    .POST, "/api/v1/me", token: index < users ? "dev:u\(index)" : "dev:r\(index - users)", json: nil)
+                : nil
         }
-        guard registered.completed == users else {
-            throw BenchError("registered \(registered.completed) of \(users) users: \(registered.statuses)")
+        guard registered.completed == 2 * users else {
+            throw BenchError("registered \(registered.completed) of \(2 * users) users: \(registered.statuses)")
+        }
+        // myinfo's readers (r0…) hold `history` purchases each, recorded now, off the clock: what
+        // myinfo lists is then the same whichever build runs and however fast it recorded the
+        // purchase workloads (whose users, u0…, it never reads).
+        let history = options.history * users
+        let historyBodies = signedTransactions(count: history, offset: 3_000_000_000)
+        let recorded = try await HTTPLoad.run(
+            label: "history", host: "127.0.0.1", port: port, connections: 8, duration: .seconds(300), group: group,
+            expect: { $0 == 200 }
+        ) { index in
+            index < history
+                ? Self.request(
+                    .POST, "/api/v1/purchases", token: "dev:r\(index / options.history)",
+                    json: ["signedTransaction": historyBodies[index]]) : nil
+        }
+        guard recorded.completed == history else {
+            throw BenchError("recorded \(recorded.completed) of \(history) reader purchases: \(recorded.statuses)")
         }
 
         // Enough signed transactions for 5,000 new purchases a second (the target is 3,000) on every
@@ -140,7 +177,7 @@ struct Workloads {
                 fields: [("receipt", jws), ("product", Self.product(index))])
         }
         progress("LoadBench: signed in \(ContinuousClock.now - signingStarted)")
-        let myinfo = (0..<users).map { Self.request(.GET, "/v1/user/shop/myinfo", token: "dev:u\($0)", sesac: true) }
+        let myinfo = (0..<users).map { Self.request(.GET, "/v1/user/shop/myinfo", token: "dev:r\($0)", sesac: true) }
 
         var results: [LoadResult] = []
         /// Runs `requests[from...]` (cycling when `cycle`); returns how many it sent.
@@ -149,12 +186,15 @@ struct Workloads {
         ) async throws -> Int {
             progress("LoadBench: \(label), \(connections) connections, \(options.seconds) s")
             let count = requests.count
-            let result = try await HTTPLoad.run(
-                label: label, host: "127.0.0.1", port: port, connections: connections, duration: options.duration,
-                group: group, expect: { $0 == 200 }
-            ) { index in
-                cycle ? requests[(start + index) % count] : (start + index < count ? requests[start + index] : nil)
+            var (result, spent) = try await cpu.measure {
+                try await HTTPLoad.run(
+                    label: label, host: "127.0.0.1", port: port, connections: connections, duration: options.duration,
+                    group: group, expect: { $0 == 200 }
+                ) { index in
+                    cycle ? requests[(start + index) % count] : (start + index < count ? requests[start + index] : nil)
+                }
             }
+            result.cpu = spent
             results.append(result)
             return result.completed + result.errors
         }
@@ -238,8 +278,8 @@ struct LoadReport {
 
     var markdown: String {
         var lines = [
-            "| workload | connections | requests/s | p50 ms | p90 ms | p99 ms | max ms | errors |",
-            "|---|---|---|---|---|---|---|---|",
+            "| workload | connections | requests/s | p50 ms | p90 ms | p99 ms | max ms | errors | CPU µs/request: server, PostgreSQL, load |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for result in results {
             let statuses = result.statuses.filter { $0.key != 200 }.map { "\($0.key)×\($0.value)" }.sorted().joined(
@@ -248,14 +288,17 @@ struct LoadReport {
                 "| \(result.label) | \(result.connections) | \(Int(result.requestsPerSecond.rounded())) | "
                     + [0.5, 0.9, 0.99, 1.0].map { String(format: "%.1f", result.percentile($0)) }.joined(
                         separator: " | ")
-                    + " | \(result.errors)\(statuses.isEmpty ? "" : " (\(statuses))") |")
+                    + " | \(result.errors)\(statuses.isEmpty ? "" : " (\(statuses))") | "
+                    + (result.cpu.map { $0.micros(per: result.completed).map(String.init).joined(separator: " + ") }
+                        ?? "–")
+                    + " |")
         }
         func row(_ label: String, _ result: Pgbench.Result) -> String {
             let percentiles = [0.5, 0.9, 0.99, 1.0].map { p in
                 BenchSupport.percentile(result.latencies, p).map { String(format: "%.1f", $0) } ?? "–"
             }
             return "| \(label) | \(options.poolSize) | \(Int(result.perSecond.rounded())) | "
-                + percentiles.joined(separator: " | ") + " | \(result.failed) |"
+                + percentiles.joined(separator: " | ") + " | \(result.failed) | – |"
         }
         lines.append(row("database ceiling: the purchase statement, pgbench -M prepared", ceiling.purchase))
         lines.append(row("database ceiling: myinfo's statement, pgbench -M prepared", ceiling.myinfo))

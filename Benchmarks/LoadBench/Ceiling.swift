@@ -7,7 +7,7 @@ import Postgres
 /// workloads are done and the server is stopped: the exact statement a new purchase sends (read back
 /// from the server, as LedgerBench does), driven by PostgreSQL's `pgbench -M prepared` with as many
 /// clients as the server has pool connections. End-to-end purchases per second are quoted as a share
-/// of this. The same for myinfo's one read (`LedgerStore.accountSummary`), over the workloads' users.
+/// of this. The same for myinfo's one read (`LedgerStore.accountSummary`), over myinfo's readers.
 enum Ceiling {
     struct Results: Sendable {
         let purchase: Pgbench.Result
@@ -69,8 +69,8 @@ enum Ceiling {
         return try await run(base: 2, seconds: seconds)
     }
 
-    /// myinfo's statement, read back from the server after one call, with the uid as `'u' || n`
-    /// (the workloads' users are u0, u1, …).
+    /// myinfo's statement, read back from the server after one call, with the uid as `'r' || n`
+    /// (myinfo's readers, r0, r1, …, each holding the same fixed history).
     private static func measureMyinfo(
         server: BenchServer, clients: Int, seconds: Double, users: Int
     ) async throws -> Pgbench.Result {
@@ -80,7 +80,7 @@ enum Ceiling {
                 connection: .init(url: server.databaseURL), minimumConnections: 0, maximumConnections: 1))
         let sql: String?
         do {
-            _ = try await LedgerStore(client: single).accountSummary(of: "u0")
+            _ = try await LedgerStore(client: single).accountSummary(of: "r0")
             let rows = try await single.query(
                 "SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%ARRAY(SELECT g.item_index%'")
             sql = try rows.first.map { try $0.decode(String.self, at: 0) }
@@ -99,7 +99,7 @@ enum Ceiling {
         else { throw BenchError("pgbench not found") }
         let script = """
             \\set n random(0, \(users - 1))
-            \(sql.replacingOccurrences(of: "$1", with: "('u' || :n)"));
+            \(sql.replacingOccurrences(of: "$1", with: "('r' || :n)"));
 
             """
         _ = try await pgbench.run(scripts: [script], defines: [:], clients: clients, seconds: 1)

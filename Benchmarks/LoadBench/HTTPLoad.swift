@@ -20,6 +20,8 @@ struct LoadResult: Sendable {
     var errors = 0
     var statuses: [UInt: Int] = [:]
     var latenciesMicros: [UInt32] = []
+    /// What the server, PostgreSQL and the load generator spent meanwhile (nil when not sampled).
+    var cpu: RequestCPU?
 
     var requestsPerSecond: Double { Double(completed) / duration.seconds }
 
