@@ -8,6 +8,10 @@ import Synchronization
 ///
 /// - A purchase that finds fewer than `maxInFlight` purchase statements running goes at once, alone
 ///   (the single statement): an idle server adds no latency.
+/// - One at a time by default: at 8 connections, where the server and PostgreSQL share two busy
+///   cores, letting 4 statements run at once left most purchases alone (~170–190 µs of PostgreSQL
+///   CPU each), while one at a time gathers those that arrive during a statement and its commit
+///   (~95–120 µs each; LoadBench's CPU per request, docs/measurements.md).
 /// - Otherwise it waits in a queue; whenever a running statement finishes, the queue's first
 ///   `maxBatch` purchases (distinct transactions) go as one statement.
 /// - Each caller is answered only after the statement that recorded its purchase committed, with its
@@ -20,7 +24,7 @@ public struct GroupCommit: Sendable, Hashable {
     /// How many purchase statements may run at once before purchases queue for a batch.
     public var maxInFlight: Int
 
-    public init(maxBatch: Int = 32, maxInFlight: Int = 4) {
+    public init(maxBatch: Int = 32, maxInFlight: Int = 1) {
         self.maxBatch = max(1, maxBatch)
         self.maxInFlight = max(1, maxInFlight)
     }
