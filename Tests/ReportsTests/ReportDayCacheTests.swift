@@ -1,7 +1,6 @@
 import CivilDates
 import Foundation
 import Ledger
-import Logging
 import Postgres
 import Receipts
 import TestSupport
@@ -252,19 +251,7 @@ struct ReportDayCacheTests {
         _ db: TestDatabase, _ body: (PostgresClient) async throws -> R
     ) async throws -> R {
         let separator = db.url.contains("?") ? "&" : "?"
-        let client = PostgresClient(
-            configuration: .init(
-                connection: .init(url: db.url + separator + "options=-cdefault_transaction_read_only%3Don"),
-                minimumConnections: 0, maximumConnections: 2),
-            logger: Logger(label: "read-only"))
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+        return try await withClient(url: db.url + separator + "options=-cdefault_transaction_read_only%3Don", body)
     }
 
     @Test("a read-only report (as on a standby) fills nothing and reads the cache the primary filled")
