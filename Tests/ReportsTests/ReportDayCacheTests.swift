@@ -216,12 +216,66 @@ struct ReportDayCacheTests {
             }
             #expect(staleDays == late.changedDays.count)
             #expect(Set(try await cachedDays(db)).isDisjoint(with: late.changedDays))
+            // Run again it deletes nothing more (and a deleted day is simply filled again later).
+            guard case .caughtUp(_, 0, _) = try await FirstPurchaseCatchUp(client: db.client).run() else {
+                Issue.record("a second catch-up deleted days or was skipped")
+                return
+            }
             try await settle(db)
             let refilled = try await RevenueReporter(client: db.client).daily(date: Self.date)
             #expect(try await cachedDays(db).count == RevenueReporter.trendDays)
             #expect(Self.rendered(refilled) == Self.rendered(truth))
             #expect(Self.rendered(try await reportAsCached(db)) == Self.rendered(truth))
             #expect(try await cacheFailures(db) == [])
+        }
+    }
+
+    @Test("a late entry deletes its day in every cached time zone, and each zone's report stays the same")
+    func everyTimeZone() async throws {
+        try await withReportLedger { db, ledger in
+            try await fillLedger(ledger)
+            try await settle(db)
+            let zones = ["UTC", "Asia/Seoul", "America/Los_Angeles"]
+            func reports() async throws -> [[String]] {
+                var rendered: [[String]] = []
+                for zone in zones {
+                    rendered.append(
+                        Self.rendered(
+                            try await RevenueReporter(client: db.client).daily(
+                                date: Self.date, options: ReportOptions(timeZone: zone))))
+                }
+                return rendered
+            }
+            _ = try await reports()
+            let count: PostgresQuery = "SELECT count(*) FROM report_days"
+            #expect(try await db.client.query(count).single().decode(Int.self, at: 0) == 3 * RevenueReporter.trendDays)
+            // A refund signed at 2025-06-07 09:00 UTC: 06-07 in UTC, in Seoul and in Los Angeles.
+            _ = try await ledger.recordRefundEvent(
+                refundEvent("r3", .refund, for: "a1", at: instant("2025-06-07T09:00:00Z")))
+            guard case .caughtUp(_, let staleDays, _) = try await FirstPurchaseCatchUp(client: db.client).run() else {
+                Issue.record("the catch-up was skipped")
+                return
+            }
+            #expect(staleDays == 3)
+            let uncached = try await db.client.query(
+                """
+                SELECT z.zone FROM unnest(\(zones)::text[]) AS z (zone)
+                WHERE NOT EXISTS (SELECT 1 FROM report_days r WHERE r.time_zone = z.zone AND r.day = '2025-06-07')
+                """
+            ).map { try $0.decode(String.self, at: 0) }
+            #expect(Set(uncached) == Set(zones))
+            // Each zone's report, reading its cache, equals the one computed from the ledger alone.
+            let read = try await reports()
+            try await db.client.query("DELETE FROM report_days")
+            var computed: [[String]] = []
+            for zone in zones {
+                let report = try await FirstPurchaseCatchUpTests.reportWithoutCatchUp(db) {
+                    try await RevenueReporter(client: db.client).daily(
+                        date: Self.date, options: ReportOptions(timeZone: zone))
+                }
+                computed.append(Self.rendered(report))
+            }
+            #expect(read == computed)
         }
     }
 
