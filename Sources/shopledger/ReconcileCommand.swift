@@ -35,7 +35,8 @@ struct ReconcileCommand: AsyncParsableCommand {
         let report = try await database.withClient(schema: .requireCurrent) { client in
             try await retryingRecoveryConflicts {
                 try await Reconciler(
-                    client: client, checks: LedgerInvariants.all + [ReportTotalsCheck()], failureLimit: failureLimit
+                    client: client, checks: LedgerInvariants.all + [ReportTotalsCheck(), ReportDayCacheCheck()],
+                    failureLimit: failureLimit
                 ).run()
             }
         }

@@ -113,7 +113,7 @@ struct ServerOptions: ParsableArguments {
     @Option(
         name: .customLong("first-purchase-catch-up-interval"),
         help:
-            "Seconds between catch-ups that fold new purchases into first_purchases, which reports read (at least 0.01). Default: $SHOPLEDGER_FIRST_PURCHASE_CATCH_UP_INTERVAL or 30"
+            "Seconds between catch-ups that fold new purchases into first_purchases and delete the cached report days they change, which reports read (at least 0.01). Default: $SHOPLEDGER_FIRST_PURCHASE_CATCH_UP_INTERVAL or 30"
     )
     var firstPurchaseCatchUpInterval: Double?
 

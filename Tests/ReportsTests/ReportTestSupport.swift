@@ -20,8 +20,10 @@ func withReportLedger<R: Sendable>(
         try await withTestDatabase(label) { db in
             let ledger = LedgerStore(client: db.client)
             let result = try await body(db, ledger)
-            let report = try await Reconciler(client: db.client, checks: LedgerInvariants.all + [ReportTotalsCheck()])
-                .run()
+            let report = try await Reconciler(
+                client: db.client, checks: LedgerInvariants.all + [ReportTotalsCheck(), ReportDayCacheCheck()]
+            )
+            .run()
             if !report.passed {
                 Issue.record("ledger invariants failed:\n\(report.text)", sourceLocation: sourceLocation)
             }

@@ -2,17 +2,19 @@ import Foundation
 import Logging
 import Postgres
 
-/// Folds newly recorded purchases into `first_purchases` (migration 0011) and moves its watermark,
+/// Folds newly recorded purchases into `first_purchases` (migration 0011), deletes the cached report
+/// days (migration 0013) that entries recorded since can change, and moves the watermark both share,
 /// outside the purchase statement: before each report on a primary, and periodically in `serve`.
 /// Safe to run from several processes at once (one runs, the others skip) and to repeat (the upsert
-/// keeps the least `first_at`).
+/// keeps the least `first_at`; a day deleted twice is simply filled again later).
 public struct FirstPurchaseCatchUp: Sendable {
     /// What one run did.
     public enum Outcome: Sendable, Equatable {
         /// Purchases recorded since the watermark (less the overlap) were folded in: `changed` first
-        /// purchases were added or moved earlier; the watermark is now `watermark` (unchanged when
-        /// the horizon could not be read).
-        case caughtUp(changed: Int, watermark: Date)
+        /// purchases were added or moved earlier, `staleDays` cached report days (migration 0013) that
+        /// entries recorded since can change were deleted; the watermark is now `watermark`
+        /// (unchanged when the horizon could not be read).
+        case caughtUp(changed: Int, staleDays: Int, watermark: Date)
         /// Nothing written: a standby or read-only connection, or another catch-up was running.
         case skipped(String)
     }
@@ -29,6 +31,29 @@ public struct FirstPurchaseCatchUp: Sendable {
     /// its `recorded_at` (the seeder writes purchases recorded in the past).
     @discardableResult
     public func run(everything: Bool = false) async throws -> Outcome {
+        let outcome = try await whileLocked { connection in try await catchUp(everything: everything, on: connection) }
+        switch outcome {
+        case .ran(let caughtUp): return caughtUp
+        case .skipped(let why): return .skipped(why)
+        }
+    }
+
+    /// Whether `whileLocked` ran its body.
+    public enum Locked<Value> {
+        case ran(Value)
+        /// A standby or read-only connection, or another catch-up held the lock.
+        case skipped(String)
+    }
+
+    /// Runs `body` in a READ COMMITTED transaction of its own that holds the catch-up's lock, on a
+    /// primary: what `body` writes cannot interleave with a catch-up (the report day cache is filled
+    /// this way). Skipped, without waiting, on a standby, a read-only connection, or while another
+    /// holds the lock.
+    public func whileLocked<Value>(
+        _ body: (PostgresConnection) async throws -> sending Value
+    ) async throws
+        -> sending Locked<Value>
+    {
         try await client.withTransaction { connection in
             let (standby, readOnly) = try await connection.query(
                 "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'"
@@ -38,43 +63,69 @@ public struct FirstPurchaseCatchUp: Sendable {
             let locked = try await connection.query("SELECT pg_try_advisory_xact_lock(\(Self.lockKey))")
                 .single().decode(Bool.self, at: 0)
             guard locked else { return .skipped("another catch-up is running") }
-            // The horizon in a statement of its own: the upsert's snapshot, taken after it, then sees
-            // every purchase recorded before it (READ COMMITTED takes a snapshot per statement).
-            let horizon = try await connection.query("SELECT ledger_first_purchases_horizon()")
-                .single().decode(Date?.self, at: 0)
-            let since =
-                everything
-                ? "-infinity"
-                : try await FirstPurchaseSQL.since(on: connection)
-            let changed = try await connection.execute(
-                """
-                INSERT INTO first_purchases AS f (uid, book, first_at)
-                SELECT p.uid, p.book, min(p.purchased_at)
-                FROM purchases p
-                WHERE p.recorded_at >= \(since)::timestamptz
-                  AND p.ownership = 'PURCHASED' AND p.currency IS NOT NULL
-                GROUP BY p.uid, p.book
-                -- One order for every catch-up, so two never wait on each other's rows in a cycle.
-                ORDER BY p.uid, p.book
-                ON CONFLICT (uid, book) DO UPDATE SET first_at = EXCLUDED.first_at
-                WHERE EXCLUDED.first_at < f.first_at
-                """)
-            if horizon == nil {
-                logger.warning(
-                    """
-                    first purchases: another role's open transactions are not visible here, so the watermark \
-                    stays; grant pg_read_all_stats to the ledger's role
-                    """)
-            }
-            let watermark = try await connection.query(
-                """
-                UPDATE first_purchases_watermark
-                SET caught_up_to = greatest(caught_up_to, coalesce(\(horizon)::timestamptz, caught_up_to))
-                RETURNING caught_up_to
-                """
-            ).single().decode(Date.self, at: 0)
-            return .caughtUp(changed: changed, watermark: watermark)
+            return .ran(try await body(connection))
         }
+    }
+
+    private func catchUp(everything: Bool, on connection: PostgresConnection) async throws -> Outcome {
+        // The horizon in a statement of its own: the upsert's snapshot, taken after it, then sees
+        // every purchase recorded before it (READ COMMITTED takes a snapshot per statement).
+        let horizon = try await connection.query("SELECT ledger_first_purchases_horizon()")
+            .single().decode(Date?.self, at: 0)
+        let since =
+            everything
+            ? "-infinity"
+            : try await FirstPurchaseSQL.since(on: connection)
+        let changed = try await connection.execute(
+            """
+            INSERT INTO first_purchases AS f (uid, book, first_at)
+            SELECT p.uid, p.book, min(p.purchased_at)
+            FROM purchases p
+            WHERE p.recorded_at >= \(since)::timestamptz
+              AND p.ownership = 'PURCHASED' AND p.currency IS NOT NULL
+            GROUP BY p.uid, p.book
+            -- One order for every catch-up, so two never wait on each other's rows in a cycle.
+            ORDER BY p.uid, p.book
+            ON CONFLICT (uid, book) DO UPDATE SET first_at = EXCLUDED.first_at
+            WHERE EXCLUDED.first_at < f.first_at
+            """)
+        // Cached report days (migration 0013) that what was recorded since can change: after the
+        // horizon, so this statement sees every entry recorded before the watermark set below.
+        // Nothing to read when nothing is cached (a server whose reports never ran).
+        let cached = try await connection.query("SELECT EXISTS (SELECT 1 FROM report_days)").single().decode(
+            Bool.self, at: 0)
+        let stale: Int
+        if everything {
+            stale = try await connection.execute("DELETE FROM report_days")
+        } else if !cached {
+            stale = 0
+        } else {
+            stale = try await connection.execute(
+                """
+                DELETE FROM report_days d
+                USING (
+                    SELECT DISTINCT z.time_zone, (t.at AT TIME ZONE z.time_zone)::date AS day
+                    FROM (SELECT DISTINCT time_zone FROM report_days) z
+                    CROSS JOIN \(instantsTouchedSince: since) t
+                ) x
+                WHERE d.time_zone = x.time_zone AND d.day = x.day
+                """)
+        }
+        if horizon == nil {
+            logger.warning(
+                """
+                first purchases: another role's open transactions are not visible here, so the watermark \
+                stays; grant pg_read_all_stats to the ledger's role
+                """)
+        }
+        let watermark = try await connection.query(
+            """
+            UPDATE first_purchases_watermark
+            SET caught_up_to = greatest(caught_up_to, coalesce(\(horizon)::timestamptz, caught_up_to))
+            RETURNING caught_up_to
+            """
+        ).single().decode(Date.self, at: 0)
+        return .caughtUp(changed: changed, staleDays: stale, watermark: watermark)
     }
 
     /// Catches up, logging instead of throwing: the readers are right without it, only slower.
@@ -82,8 +133,9 @@ public struct FirstPurchaseCatchUp: Sendable {
     public func runLogged() async -> Outcome? {
         do {
             let outcome = try await run()
-            if case .caughtUp(let changed, _) = outcome, changed > 0 {
-                logger.debug("first purchases caught up", metadata: ["changed": "\(changed)"])
+            if case .caughtUp(let changed, let stale, _) = outcome, changed > 0 || stale > 0 {
+                logger.debug(
+                    "first purchases caught up", metadata: ["changed": "\(changed)", "stale report days": "\(stale)"])
             }
             return outcome
         } catch {

@@ -54,8 +54,12 @@ enum RevenueQueries {
     /// Journal entries in the window, per period, entry kind, book, currency, item, ownership and
     /// unit price, with how many there are. With no window: all of history as period 1.
     static func entryGroups(_ window: ReportWindow?, on connection: PostgresConnection) async throws -> [EntryGroup] {
-        let rows = try await connection.query(entryGroupsQuery(window))
-        return try rows.map { row in
+        try entryGroups(from: try await connection.query(entryGroupsQuery(window)))
+    }
+
+    /// The rows of `entryGroupsQuery`, or rows with its columns (the report day cache's).
+    static func entryGroups(from rows: PostgresRows) throws -> [EntryGroup] {
+        try rows.map { row in
             let (period, entryText, book, currency, kind, index, ownership, price, count) =
                 try row.decode((Int, String, String, String?, String, Int, String, Int64?, Int).self)
             guard let itemKind = ItemKind(rawValue: kind) else {
@@ -143,9 +147,14 @@ enum RevenueQueries {
     /// period. The earliest is the least of `first_purchases` (migration 0011) and the purchases
     /// recorded since its watermark, so the figures do not depend on how far the catch-up got.
     static func buyerGroups(_ window: ReportWindow, on connection: PostgresConnection) async throws -> [BuyerGroup] {
-        let rows = try await connection.query(
-            buyerGroupsQuery(window, since: try await FirstPurchaseSQL.since(on: connection)))
-        return try rows.map { row in
+        try buyerGroups(
+            from: try await connection.query(
+                buyerGroupsQuery(window, since: try await FirstPurchaseSQL.since(on: connection))))
+    }
+
+    /// The rows of `buyerGroupsQuery`, or rows with its columns (the report day cache's).
+    static func buyerGroups(from rows: PostgresRows) throws -> [BuyerGroup] {
+        try rows.map { row in
             let (period, book, currency, kind, index, level, buyers, firstTime) =
                 try row.decode((Int, String, String?, String?, Int?, Int, Int, Int).self)
             return BuyerGroup(
@@ -322,7 +331,8 @@ extension RevenueQueries {
 
 /// How many journal entries of one shape a window holds (a row of `entryGroups`).
 struct EntryGroup: Sendable, Hashable {
-    let period: Int
+    /// 1 for the window's first period; the report day cache renumbers the rows of a part of it.
+    var period: Int
     let entryKind: JournalEntryKind
     let book: String
     let currency: String?
@@ -335,7 +345,7 @@ struct EntryGroup: Sendable, Hashable {
 /// Distinct buyers at one level of one period (a row of `buyerGroups`). `groupingLevel` is
 /// SQL's GROUPING(currency, kind, index): 0 item, 1 kind, 3 currency, 7 book.
 struct BuyerGroup: Sendable, Hashable {
-    let period: Int
+    var period: Int
     let book: String
     let currency: String?
     let kind: ItemKind?

@@ -24,6 +24,11 @@ extension RevenueReporter {
                     RevenueQueries.buyerGroupsQuery(
                         trend, since: try await FirstPurchaseSQL.since(on: connection))
                 ),
+                (
+                    "the cached days changed since the watermark (14 days)",
+                    ReportDayCache.touchedDaysQuery(
+                        days, timeZone: options.timeZone, since: try await FirstPurchaseSQL.since(on: connection))
+                ),
                 ("the day's refunds", RevenueQueries.refundLinesQuery(day, limit: options.refundListLimit)),
                 ("the day's revenue postings (reconciliation)", RevenueQueries.revenuePostingsQuery(day)),
             ]

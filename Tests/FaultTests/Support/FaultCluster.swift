@@ -125,17 +125,7 @@ struct FaultCluster: Sendable {
     static func withClient<R: Sendable>(url: String, _ body: (PostgresClient) async throws -> R) async throws -> R {
         var logger = Logger(label: "shopledger.fault-check")
         logger.logLevel = .warning
-        let client = PostgresClient(
-            configuration: .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: 2),
-            logger: logger)
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+        return try await TestSupport.withClient(url: url, logger: logger, body)
     }
 }
 

@@ -1,0 +1,34 @@
+import Postgres
+
+extension PostgresQuery.StringInterpolation {
+    /// A subquery of the instants (column `at`) whose local day's cached report figures (migration
+    /// 0013) the entries recorded since `since` can change; the catch-up deletes those days, readers
+    /// compute them. Each entry changes its own day: its kind, item and price are counted there. A
+    /// later entry never changes an earlier one's figures (a learned price or refund state counts for
+    /// entries after it, by `seq`), so no other entry's day. A priced, self-bought purchase also
+    /// changes whether its user's next such purchase in the book is the first: a cached day counted
+    /// a first purchase that some purchase recorded since may precede, and the purchase just before
+    /// it in time is one of those recorded since, so "the next after each" reaches every such day.
+    /// Read by `journal_entry_rows_by_recorded_at`, `purchases_by_recorded_at` and one probe per
+    /// recent purchase on `purchases_by_user`: the cost follows what was recorded since.
+    package mutating func appendInterpolation(instantsTouchedSince since: String) {
+        appendLiteral("(SELECT j.effective_at AS at FROM journal_entry_rows j WHERE j.recorded_at >= ")
+        appendInterpolation(since)
+        appendLiteral("::timestamptz UNION ALL SELECT p.purchased_at FROM purchases p WHERE p.recorded_at >= ")
+        appendInterpolation(since)
+        appendLiteral(
+            """
+            ::timestamptz UNION ALL
+            SELECT n.purchased_at FROM purchases p
+            CROSS JOIN LATERAL (
+                SELECT q.purchased_at FROM purchases q
+                WHERE q.uid = p.uid AND q.book = p.book AND q.purchased_at > p.purchased_at
+                  AND q.ownership = 'PURCHASED' AND q.currency IS NOT NULL
+                ORDER BY q.purchased_at LIMIT 1
+            ) n
+            WHERE p.ownership = 'PURCHASED' AND p.currency IS NOT NULL AND p.recorded_at >= 
+            """)
+        appendInterpolation(since)
+        appendLiteral("::timestamptz)")
+    }
+}
