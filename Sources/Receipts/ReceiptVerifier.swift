@@ -132,4 +132,7 @@ public struct ReceiptVerifier: PurchaseProver {
 
     /// How many verified certificate chains are cached now (for metrics and tests).
     public var cachedChainCount: Int { appStore.chains.cachedChains }
+
+    /// How many parsed JWS headers are cached now (for tests).
+    public var cachedHeaderCount: Int { appStore.headers.count }
 }

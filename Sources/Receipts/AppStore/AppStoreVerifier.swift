@@ -9,11 +9,14 @@ import Foundation
 struct AppStoreVerifier: Sendable {
     let configuration: VerifierConfiguration
     let chains: ChainVerifier
+    /// Parsed headers, one per certificate chain seen (as many as chains are cached).
+    let headers: JWSHeaderCache
 
     init(configuration: VerifierConfiguration) {
         self.configuration = configuration
         self.chains = ChainVerifier(
             roots: configuration.rootCertificates, cacheCapacity: configuration.chainCacheCapacity)
+        self.headers = JWSHeaderCache(capacity: configuration.chainCacheCapacity)
     }
 
     func verifyTransaction(
@@ -75,7 +78,7 @@ struct AppStoreVerifier: Sendable {
     private func verifiedPayload<Payload: Decodable>(
         _ input: String, as type: Payload.Type, signedDate: (Payload) -> Date?
     ) async throws(ReceiptRefusal) -> (CompactJWS, Payload) {
-        let jws = try CompactJWS(parsing: input, maxInputBytes: configuration.maxInputBytes)
+        let jws = try CompactJWS(parsing: input, maxInputBytes: configuration.maxInputBytes, headerCache: headers)
         if let critical = jws.header.crit, !critical.isEmpty {
             throw ReceiptRefusal(.malformed, "JWS header has critical parameters \(critical), none are understood")
         }

@@ -3,7 +3,7 @@ import Foundation
 /// A JWS in compact serialization (`header.payload.signature`), split and base64url-decoded with bounded
 /// sizes. Nothing here is verified: this is the shape check before verification.
 struct CompactJWS {
-    struct Header: Decodable {
+    struct Header: Decodable, Sendable {
         var alg: String?
         var x5c: [String]?
         var crit: [String]?
@@ -21,7 +21,9 @@ struct CompactJWS {
     let signingInput: ArraySlice<UInt8>
     let signatureSegment: ArraySlice<UInt8>
 
-    init(parsing input: String, maxInputBytes: Int) throws(ReceiptRefusal) {
+    /// With a `headerCache`, a header segment seen before is not decoded again: the cache returns what
+    /// decoding it gave, so the result (and any refusal) is the same.
+    init(parsing input: String, maxInputBytes: Int, headerCache: JWSHeaderCache? = nil) throws(ReceiptRefusal) {
         // Bound the work before copying or decoding anything.
         guard input.utf8.count <= maxInputBytes else {
             throw ReceiptRefusal(
@@ -43,16 +45,24 @@ struct CompactJWS {
         guard headerSegment.count <= Self.maxHeaderSegmentBytes else {
             throw ReceiptRefusal(.malformed, "JWS header is over \(Self.maxHeaderSegmentBytes) bytes")
         }
-        guard let headerJSON = Base64.decode(headerSegment, alphabet: .url, maxDecodedBytes: Self.maxHeaderSegmentBytes)
+        let cached = headerCache?.parsed(headerSegment)
+        guard
+            let headerJSON = cached?.json
+                ?? Base64.decode(headerSegment, alphabet: .url, maxDecodedBytes: Self.maxHeaderSegmentBytes)
         else { throw ReceiptRefusal(.malformed, "JWS header is not base64url") }
         guard let payloadJSON = Base64.decode(payloadSegment, alphabet: .url, maxDecodedBytes: maxInputBytes)
         else { throw ReceiptRefusal(.malformed, "JWS payload is not base64url") }
 
         let header: Header
-        do {
-            header = try JSONDecoder().decode(Header.self, from: Data(headerJSON))
-        } catch {
-            throw ReceiptRefusal(.malformed, "JWS header is not a JSON object of the expected shape")
+        if let cached {
+            header = cached.header
+        } else {
+            do {
+                header = try JSONDecoder().decode(Header.self, from: Data(headerJSON))
+            } catch {
+                throw ReceiptRefusal(.malformed, "JWS header is not a JSON object of the expected shape")
+            }
+            headerCache?.remember(JWSHeaderCache.Parsed(header: header, json: headerJSON), for: headerSegment)
         }
 
         self.compact = String(decoding: bytes, as: UTF8.self)

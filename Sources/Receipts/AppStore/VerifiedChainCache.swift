@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Synchronization
 
 /// Remembers (leaf, intermediate) pairs that validated to a configured root, with the leaf's key and the
 /// window in which every certificate of the chain is valid, so that the next transaction signed by the
@@ -19,45 +18,24 @@ final class VerifiedChainCache: Sendable {
         var leafKey: P256.Signing.PublicKey
         var validFrom: Date
         var validUntil: Date
-        var insertion: UInt64
     }
 
-    private struct State {
-        var entries: [Key: Entry] = [:]
-        var insertions: UInt64 = 0
-    }
-
-    let capacity: Int
-    private let state = Mutex(State())
+    private let entries: BoundedCache<Key, Entry>
 
     init(capacity: Int) {
-        self.capacity = max(0, capacity)
+        self.entries = BoundedCache(capacity: capacity)
     }
 
     /// The leaf key of a remembered chain, if `validationTime` lies in its validity window.
     func leafKey(for key: Key, at validationTime: Date) -> P256.Signing.PublicKey? {
-        guard capacity > 0 else { return nil }
-        return state.withLock { state in
-            guard let entry = state.entries[key],
-                entry.validFrom <= validationTime, validationTime <= entry.validUntil
-            else { return nil }
-            return entry.leafKey
-        }
+        guard let entry = entries.value(for: key), entry.validFrom <= validationTime, validationTime <= entry.validUntil
+        else { return nil }
+        return entry.leafKey
     }
 
     func remember(_ key: Key, leafKey: P256.Signing.PublicKey, validFrom: Date, validUntil: Date) {
-        guard capacity > 0 else { return }
-        state.withLock { state in
-            if state.entries[key] == nil, state.entries.count >= capacity,
-                let oldest = state.entries.min(by: { $0.value.insertion < $1.value.insertion })?.key
-            {
-                state.entries[oldest] = nil
-            }
-            state.insertions += 1
-            state.entries[key] = Entry(
-                leafKey: leafKey, validFrom: validFrom, validUntil: validUntil, insertion: state.insertions)
-        }
+        entries.remember(Entry(leafKey: leafKey, validFrom: validFrom, validUntil: validUntil), for: key)
     }
 
-    var count: Int { state.withLock { $0.entries.count } }
+    var count: Int { entries.count }
 }
