@@ -54,18 +54,10 @@ struct StandbyOptions: ParsableArguments {
         _ running: LocalPostgres.Running, database: String = "postgres", logger: Logger,
         _ body: (PostgresClient) async throws -> R
     ) async throws -> R {
-        let client = PostgresClient(
-            configuration: .init(
+        try await PostgresClient.scoped(
+            .init(
                 connection: .init(url: running.url(database: database)), minimumConnections: 0, maximumConnections: 1),
-            logger: logger)
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+            logger: logger, body)
     }
 
     /// Sets (or, with nil, resets) the primary's `synchronous_standby_names` and reloads it.

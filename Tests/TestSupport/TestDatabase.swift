@@ -45,16 +45,7 @@ public func withClient<R: Sendable>(
     url: String, maximumConnections: Int = 2, logger: Logger = Logger(label: "shopledger.test-client"),
     _ body: (PostgresClient) async throws -> R
 ) async throws -> R {
-    let client = PostgresClient(
-        configuration: .init(
-            connection: .init(url: url), minimumConnections: 0, maximumConnections: maximumConnections),
-        logger: logger)
-    do {
-        let result = try await body(client)
-        await client.shutdown()
-        return result
-    } catch {
-        await client.shutdown()
-        throw error
-    }
+    try await PostgresClient.scoped(
+        .init(connection: .init(url: url), minimumConnections: 0, maximumConnections: maximumConnections),
+        logger: logger, body)
 }
