@@ -1,9 +1,10 @@
 import Foundation
 import Ledger
 import Postgres
-import Reports
 import TestSupport
 import Testing
+
+@testable import Reports
 
 /// The HTML report in a real browser: Debian's Chromium, headless, at a phone's width.
 @Suite("HTML report in Chromium")
@@ -35,6 +36,70 @@ struct HTMLBrowserTests {
                 #expect(lightColours.contains(0x1A7F37), "no net revenue green in the light screenshot")
                 #expect(lightColours.contains(0xCF222E), "no refunds red in the light screenshot")
                 #expect(darkColours.contains(0x3FB950), "no net revenue green in the dark screenshot")
+            }
+        }
+    }
+
+    @Test("no chart text is cut off: every label lies inside its chart, with large amounts and long names")
+    func nothingClipped() async throws {
+        let chromium = try HeadlessChromium.find()
+        var document = HTMLDocument()
+        document.bullets(["charts with the widest labels a report can have"])
+        let days = ["06-17", "06-18", "06-19"]
+        for currency in ["USD", "KRW", "EUR"] {
+            document.chart(
+                ReportChart(
+                    purpose: .trend, layout: .grouped, title: "Net revenue (\(currency))", currency: currency,
+                    categories: days,
+                    series: [
+                        .init(name: "net revenue", values: [1_928_760, 987_654_321_000, 12_340]),
+                        .init(name: "refunds", values: [64_600, 0, 123_456_789_000]),
+                    ]))
+        }
+        document.chart(
+            ReportChart(
+                purpose: .buyers, layout: .stacked, title: "First-time and returning buyers", currency: nil,
+                categories: days,
+                series: [
+                    .init(name: "first-time", values: [71, 0, 1]),
+                    .init(name: "returning", values: [40_535, 1_234_567, 3]),
+                ]))
+        document.chart(
+            ReportChart(
+                purpose: .units, layout: .horizontal, title: "Units bought per item", currency: nil,
+                categories: ["뮤지션 작업실 (background 7)", "낮의 산책로 (background 3)", "튼튼 새싹 (face 1)"],
+                series: [.init(name: "units", values: [1_234_567, 3_939, 1])]))
+        // The page forbids scripts; this copy drops that rule and reports, as a console error, every
+        // text whose box leaves its SVG's drawing area.
+        let page = document.page(title: "charts").replacingOccurrences(
+            of: #"<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">"#,
+            with: ""
+        ).replacingOccurrences(
+            of: "</body>",
+            with: """
+                <script>
+                let texts = 0;
+                for (const svg of document.querySelectorAll('svg')) {
+                  const width = svg.viewBox.baseVal.width;
+                  for (const text of svg.querySelectorAll('text')) {
+                    texts += 1;
+                    const box = text.getBBox();
+                    if (box.x < 0 || box.x + box.width > width) {
+                      console.error('cut off: ' + text.textContent + ' from ' + box.x.toFixed(1) + ' to ' + (box.x + box.width).toFixed(1) + ' of ' + width);
+                    }
+                  }
+                }
+                if (texts < 20) console.error('only ' + texts + ' chart texts');
+                </script>
+                </body>
+                """)
+        #expect(!page.contains("Content-Security-Policy"))
+        try await withTemporaryFolder { folder in
+            let path = folder + "/charts.html"
+            try Data(page.utf8).write(to: URL(fileURLWithPath: path))
+            for width in [390, 1000] {
+                let rendering = try chromium.render(path, width: width, height: 2400)
+                #expect(rendering.consoleMessages.isEmpty, "at \(width) px: \(rendering.consoleMessages)")
             }
         }
     }

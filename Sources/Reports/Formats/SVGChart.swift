@@ -8,8 +8,27 @@ struct SVGChart {
 
     /// Drawing units across; a phone shows about 360 CSS pixels of it, a desktop up to 600.
     static let width = 400
+    /// The least room left of the plot for the axis labels, and for the item names of a horizontal
+    /// chart; each grows to its longest label (`textWidth`), the names up to `maximumLabelWidth`.
     static let axisWidth = 52
     static let labelWidth = 170
+    static let maximumLabelWidth = 240
+
+    /// How many drawing units `text` takes at the charts' 11px font, rounded up: digits are 7 units
+    /// wide (measured in Chromium: "1,234,567" 55.9), separators and spaces about half that, Hangul
+    /// and other wide scripts a whole em. An overestimate for Latin letters, so a label never runs
+    /// past the edge, whatever font the reader's system picks.
+    static func textWidth(_ text: String) -> Int {
+        var width = 0.0
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case ",", ".", " ", "'", ":", ";", "(", ")", "-", "−": width += 4.5
+            case _ where scalar.value >= 0x1100: width += 11
+            default: width += 7
+            }
+        }
+        return Int(width.rounded(.up))
+    }
 
     func figure() -> String {
         var lines = ["<figure class=\"chart\">", "<figcaption>\(HTMLDocument.escape(chart.title))</figcaption>"]
@@ -32,10 +51,8 @@ struct SVGChart {
     // MARK: Vertical bars (grouped or stacked) over periods
 
     private func vertical() -> String {
-        let (top, bottom, left) = (12, 28, Self.axisWidth)
-        let plotHeight = 150
+        let (top, bottom, plotHeight) = (12, 28, 150)
         let height = top + plotHeight + bottom
-        let plotWidth = Self.width - left - 8
         let stacked = chart.layout == .stacked
         var highest: Int64 = 0
         var lowest: Int64 = 0
@@ -55,8 +72,13 @@ struct SVGChart {
             top + Int(((Double(highest) - Double(value)) / span * Double(plotHeight)).rounded())
         }
 
+        let ticks = Set([highest, 0, lowest]).sorted(by: >)
+        // The labels end 6 units left of the plot and must start inside the drawing.
+        let widest = ticks.map { Self.textWidth(chart.label($0)) }.max() ?? 0
+        let left = max(Self.axisWidth, widest + 10)
+        let plotWidth = Self.width - left - 8
         var parts = [svgOpen(height: height)]
-        for value in Set([highest, 0, lowest]).sorted(by: >) {
+        for value in ticks {
             let line = y(value)
             parts.append("<line class=\"grid\" x1=\"\(left)\" y1=\"\(line)\" x2=\"\(Self.width - 8)\" y2=\"\(line)\"/>")
             parts.append(
@@ -107,10 +129,13 @@ struct SVGChart {
         let row = 20
         let top = 6
         let height = top * 2 + row * chart.categories.count
-        let left = Self.labelWidth
-        let plotWidth = Self.width - left - 36
         let values = chart.series[0].values
         let highest = max(1, values.max() ?? 1)
+        // Names end 8 units left of the bars; a value label starts 6 units past its bar.
+        let names = chart.categories.map { Self.textWidth($0) }.max() ?? 0
+        let left = min(Self.maximumLabelWidth, max(Self.labelWidth, names + 10))
+        let valueWidth = values.map { Self.textWidth(chart.label($0)) }.max() ?? 0
+        let plotWidth = Self.width - left - max(36, valueWidth + 10)
         var parts = [svgOpen(height: height)]
         for (index, name) in chart.categories.enumerated() {
             let value = values[index]
