@@ -60,11 +60,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# LoadBench runs the `shopledger` beside it: build that too, on both sides.
-products=(--product "$product")
-[ "$product" != LoadBench ] || products+=(--product shopledger)
+# LoadBench runs the `shopledger` beside it: build that too, on both sides. One `swift build` per
+# product: given --product twice, swift build builds only the last one.
+products=("$product")
+[ "$product" != LoadBench ] || products+=(shopledger)
+build() { # swift build options...
+    for name in "${products[@]}"; do $SWIFT build -c release --product "$name" "$@"; done
+}
 echo "== building $product at the current tree ($current)"
-$SWIFT build -c release "${products[@]}"
+build
 echo "== building $product at $short ($harness harness) in a worktree, build folder $scratch"
 git worktree add --detach "$worktree" "$sha" >/dev/null
 if [ "$harness" = current ]; then
@@ -73,7 +77,7 @@ if [ "$harness" = current ]; then
     cp Benchmarks/BenchSupport/ProcessCPU.swift "$worktree/Benchmarks/BenchSupport/"
 fi
 mkdir -p "$builds"
-(cd "$worktree" && $SWIFT build -c release "${products[@]}" --scratch-path "$scratch")
+(cd "$worktree" && build --scratch-path "$scratch")
 
 clusters=${keep:-$run_dir/clusters}
 mkdir -p "$clusters"
