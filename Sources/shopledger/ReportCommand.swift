@@ -103,9 +103,10 @@ struct DailyReportCommand: AsyncParsableCommand {
         abstract: "Write the revenue report of one day (default: yesterday in --tz).",
         discussion: """
             Writes OUT/YYYY-MM-DD/revenue.csv, revenue.md and revenue.html (--format picks), each \
-            atomically (a temporary file renamed over the old one). Purchases count on the day they were made; refunds on the day the store \
-            processed them. Running it again over the same ledger writes the same bytes. Exit status: 0 \
-            written, 1 the report's reconciliation failed (the files are still written) or it could not be made.
+            atomically (a temporary file renamed over the old one). Purchases count on the day they were \
+            made; refunds on the day the store processed them. Running it again over the same ledger writes \
+            the same bytes. Exit status: 0 written, 1 the report's reconciliation failed (the files are \
+            still written) or it could not be made.
             """)
 
     @Option(help: ArgumentHelp("The day. Default: yesterday in --tz.", valueName: "YYYY-MM-DD"))
@@ -134,8 +135,8 @@ struct RangeReportCommand: AsyncParsableCommand {
         abstract: "Write the revenue report of a range of days, per day, week or month.",
         discussion: """
             Writes OUT/FROM_TO_by-GROUPING/revenue.csv, revenue.md and revenue.html (--format picks). \
-            --from and --to are included. \
-            Weeks run Monday to Sunday; the first and last period are clipped to the range.
+            --from and --to are included. Weeks run Monday to Sunday; the first and last period are \
+            clipped to the range.
             """)
 
     @Option(help: ArgumentHelp("First day.", valueName: "YYYY-MM-DD"))
