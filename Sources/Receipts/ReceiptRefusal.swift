@@ -36,6 +36,9 @@ public struct ReceiptRefusal: Error, Sendable, Hashable, CustomStringConvertible
         public static let productNotInReceipt = Reason(rawValue: "product_not_in_receipt")
         /// A stub receipt reached a verifier that does not accept stubs (production).
         public static let stubNotAccepted = Reason(rawValue: "stub_not_accepted")
+        /// Not a verdict: the verification stopped at one of its steps because its task was cancelled
+        /// (the request's deadline passed, the server is stopping). Nothing is known about the proof.
+        public static let cancelled = Reason(rawValue: "cancelled")
     }
 
     public var reason: Reason
@@ -47,4 +50,12 @@ public struct ReceiptRefusal: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     public var description: String { "\(reason.rawValue): \(message)" }
+
+    /// Stops a verification between its steps once its task is cancelled, so that work nobody waits
+    /// for any more does not run on.
+    static func checkCancellation() throws(ReceiptRefusal) {
+        if Task.isCancelled {
+            throw ReceiptRefusal(.cancelled, "the verification was cancelled before it finished")
+        }
+    }
 }

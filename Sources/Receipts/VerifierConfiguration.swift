@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a ``ReceiptVerifier`` accepts.
 ///
 /// The defaults are the production settings for the shop: App Store data only (no stubs), Production
@@ -26,6 +28,11 @@ public struct VerifierConfiguration: Sendable {
     public var maxInputBytes: Int
     /// How many verified (leaf, intermediate) chains to remember; 0 validates every chain afresh.
     public var chainCacheCapacity: Int
+    /// The clock the claimed dates are checked against (``SignedDateWindow``); tests pin it.
+    public var now: @Sendable () -> Date
+
+    /// The dates a payload may claim now.
+    var dateWindow: SignedDateWindow { SignedDateWindow(now: now()) }
 
     public static let defaultMaxInputBytes = 64 * 1024
 
@@ -38,7 +45,8 @@ public struct VerifierConfiguration: Sendable {
         acceptsStubReceipts: Bool = false,
         stubSecret: String? = nil,
         maxInputBytes: Int = VerifierConfiguration.defaultMaxInputBytes,
-        chainCacheCapacity: Int = 32
+        chainCacheCapacity: Int = 32,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.bundleId = bundleId
         self.acceptedEnvironments = acceptedEnvironments
@@ -49,5 +57,6 @@ public struct VerifierConfiguration: Sendable {
         self.stubSecret = stubSecret
         self.maxInputBytes = maxInputBytes
         self.chainCacheCapacity = chainCacheCapacity
+        self.now = now
     }
 }

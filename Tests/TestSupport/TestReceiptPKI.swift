@@ -138,7 +138,6 @@ public struct TestReceiptPKI: Sendable {
         typealias B = DERBuilder
         let key = signingKey ?? leafKey
         let digestOID: [UInt] = digest == .sha256 ? [2, 16, 840, 1, 101, 3, 4, 2, 1] : [1, 3, 14, 3, 2, 26]
-        let digestAlgorithm = B.sequence(B.oid(digestOID), B.null)
         func hash(_ bytes: [UInt8]) -> [UInt8] {
             digest == .sha256 ? Array(SHA256.hash(data: bytes)) : Array(Insecure.SHA1.hash(data: bytes))
         }
@@ -162,15 +161,30 @@ public struct TestReceiptPKI: Sendable {
         } else {
             signature = rsaSign(payload)
         }
+        return Self.signedData(
+            payload, certificates: includeRoot ? [leaf, intermediate, root] : [leaf, intermediate], signer: leaf,
+            digestOID: digestOID, signatureAlgorithmOID: signatureAlgorithmOID, signature: signature,
+            signedAttributes: attributesField, container: container)
+    }
+
+    /// A PKCS#7 `SignedData` over `payload` (embedded) carrying `certificates`, with one signer named by
+    /// `signer`'s issuer and serial number and the given algorithms, signature and (`[0]`-tagged) signed
+    /// attributes.
+    public static func signedData(
+        _ payload: [UInt8], certificates: [Certificate], signer: Certificate, digestOID: [UInt],
+        signatureAlgorithmOID: [UInt], signature: [UInt8], signedAttributes: [UInt8] = [], container: Container
+    ) -> [UInt8] {
+        typealias B = DERBuilder
+        let digestAlgorithm = B.sequence(B.oid(digestOID), B.null)
         var issuerSerializer = DER.Serializer()
-        try! issuerSerializer.serialize(leaf.issuer)
+        try! issuerSerializer.serialize(signer.issuer)
         let signerInfo = B.sequence(
             B.integer(1),
-            B.sequence(issuerSerializer.serializedBytes, B.tlv(0x02, Array(leaf.serialNumber.bytes))),
-            digestAlgorithm, attributesField,
+            B.sequence(issuerSerializer.serializedBytes, B.tlv(0x02, Array(signer.serialNumber.bytes))),
+            digestAlgorithm, signedAttributes,
             B.sequence(B.oid(signatureAlgorithmOID), B.null),
             B.octetString(signature))
-        let certificates = (includeRoot ? [leaf, intermediate, root] : [leaf, intermediate]).flatMap(TestPKI.der)
+        let certificates = certificates.flatMap(TestPKI.der)
         let dataOID = B.oid([1, 2, 840, 113_549, 1, 7, 1])
         let signedDataOID = B.oid([1, 2, 840, 113_549, 1, 7, 2])
 

@@ -5,12 +5,14 @@ import SwiftASN1
 
 /// Verifies classic App Store receipts offline, as on-device validation does.
 ///
-/// Order of checks: size and base64; the BER `SignedData` container and the DER receipt attributes
-/// (`malformed_receipt`); the signature algorithm and those of the signing certificate and its issuer
-/// (SHA-256 only, `weak_signature_algorithm` for SHA-1); the chain from the signer through Apple's WWDR
-/// intermediate (its marker OID) to a configured root, the leaf carrying the receipt-signing OID, validated
-/// at the receipt's creation date (`untrusted_chain`); the signature with the leaf's key
-/// (`invalid_signature`); only then what the receipt says: bundle id and environment.
+/// Order of checks: size and base64; the BER `SignedData` container (at most four certificates) and the
+/// DER receipt attributes, every date in ``SignedDateWindow`` (`malformed_receipt`); the signature
+/// algorithm and those of the signing certificate and its issuer (SHA-256 only, `weak_signature_algorithm`
+/// for SHA-1); the signature with the signing certificate's key (`invalid_signature`), so that junk costs
+/// one check; the chain from the signer through Apple's WWDR intermediate (its marker OID) to a configured
+/// root, the leaf carrying the receipt-signing OID, validated at the receipt's creation date and built
+/// only from certificates named as an issuer being sought (`untrusted_chain`); only then what the receipt
+/// says: bundle id and environment.
 struct AppReceiptVerifier: Sendable {
     let configuration: VerifierConfiguration
     private let roots: CertificateStore
@@ -45,6 +47,8 @@ struct AppReceiptVerifier: Sendable {
         }
         let container = try SignedReceipt(berEncoded: der)
         let receipt = try AppReceipt.parsePayload(container.content[...])
+        // Every date is checked before any is used: the chain is validated at the creation date.
+        try Self.checkDates(of: receipt, in: configuration.dateWindow)
 
         let algorithm = try Self.signatureAlgorithm(of: container)
         guard let leaf = container.signerCertificate else {
@@ -58,8 +62,11 @@ struct AppReceiptVerifier: Sendable {
                     "the \(name) certificate is signed with \(certificate.signatureAlgorithm); SHA-256 is required")
             }
         }
-        try await validateChain(leaf: leaf, certificates: container.certificates, at: receipt.creationDate)
+        // The signature first, with the key the receipt presents: junk costs one check, not a chain.
+        try ReceiptRefusal.checkCancellation()
         try Self.checkSignature(of: container, with: leaf, algorithm: algorithm)
+        try ReceiptRefusal.checkCancellation()
+        try await validateChain(leaf: leaf, certificates: container.certificates, at: receipt.creationDate)
 
         guard receipt.bundleId == configuration.bundleId else {
             throw ReceiptRefusal(
@@ -153,9 +160,39 @@ struct AppReceiptVerifier: Sendable {
             AppStoreOIDPolicy()
         }
         let result = await verifier.validate(
-            leaf: leaf, intermediates: CertificateStore(certificates.filter { $0 != leaf }))
+            leaf: leaf, intermediates: CertificateStore(Self.issuerCandidates(of: leaf, among: certificates)))
         guard case .validCertificate = result else {
             throw ReceiptRefusal(.untrustedChain, Self.diagnose(leaf: leaf, certificates: certificates, at: time))
+        }
+    }
+
+    /// The certificates that can stand above `leaf` in a chain: those named as the issuer being sought,
+    /// from the leaf upwards. Only these reach the chain builder, so a receipt's other certificates add
+    /// no path to try.
+    static func issuerCandidates(of leaf: Certificate, among certificates: [Certificate]) -> [Certificate] {
+        var candidates: [Certificate] = []
+        var sought = [leaf.issuer]
+        while let name = sought.popLast() {
+            for certificate in certificates
+            where certificate.subject == name && certificate != leaf && !candidates.contains(certificate) {
+                candidates.append(certificate)
+                if certificate.issuer != certificate.subject { sought.append(certificate.issuer) }
+            }
+        }
+        return candidates
+    }
+
+    /// The creation date and each entry's dates lie in the window (``SignedDateWindow``); a subscription's
+    /// expiry may lie in the future and is only parsed.
+    static func checkDates(of receipt: AppReceipt, in window: SignedDateWindow) throws(ReceiptRefusal) {
+        try window.check(receipt.creationDate, "the receipt's creation date", reason: .malformedReceipt)
+        for (index, purchase) in receipt.purchases.enumerated() {
+            let what = "in-app purchase #\(index + 1)'s"
+            try window.check(purchase.purchaseDate, "\(what) purchase date", reason: .malformedReceipt)
+            try window.check(purchase.originalPurchaseDate, "\(what) original purchase date", reason: .malformedReceipt)
+            if let cancelled = purchase.cancellationDate {
+                try window.check(cancelled, "\(what) cancellation date", reason: .malformedReceipt)
+            }
         }
     }
 

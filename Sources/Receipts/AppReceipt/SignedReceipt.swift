@@ -35,6 +35,10 @@ struct SignedReceipt: Sendable {
     /// The `content-type` signed attribute, when signed attributes are present.
     var signedContentType: ASN1ObjectIdentifier?
 
+    /// The most certificates a receipt may carry: Apple's carry the signer, the WWDR intermediate and the
+    /// root; one more is allowed for an intermediate Apple might add.
+    static let maximumCertificates = 4
+
     static let signedDataOID: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 2]
     static let dataOID: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 1]
     static let contentTypeOID: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 9, 3]
@@ -82,6 +86,14 @@ extension SignedReceipt {
             var certificates: [Certificate] = []
             if node.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
                 guard case .constructed(let children) = node.content else { throw shape("certificates is not a SET") }
+                // Counted before any is parsed: each certificate is a candidate for the chain, and look-alikes
+                // multiply the paths a chain builder tries.
+                let count = children.reduce(0) { count, _ in count + 1 }
+                guard count <= maximumCertificates else {
+                    throw shape(
+                        "the receipt carries \(count) certificates; at most \(maximumCertificates) are accepted "
+                            + "(Apple's receipts carry 3)")
+                }
                 for child in children { certificates.append(try Certificate(derEncoded: Array(child.encodedBytes))) }
                 node = try next(&nodes, "signerInfos")
             }

@@ -3,9 +3,11 @@ import Foundation
 
 /// Verifies App Store signed data offline: StoreKit 2 transactions and Server Notifications V2.
 ///
-/// Order of checks, as in Apple's `SignedDataVerifier`: shape and size, `alg` = ES256, the `x5c` chain at
-/// the payload's `signedDate`, the ES256 signature with the leaf's key; only then anything the payload
-/// says (bundle id, environment, product type). Nothing from the payload is trusted before the signature.
+/// Order of checks: shape and size, `alg` = ES256, the payload's `signedDate` in ``SignedDateWindow``, the
+/// ES256 signature with the leaf's key, the `x5c` chain at that `signedDate` (the signature comes first,
+/// unlike Apple's `SignedDataVerifier`, so that a forgery costs one signature check, not a chain); only
+/// then anything else the payload says (bundle id, environment, product type, its other dates). Nothing
+/// from the payload but `signedDate`, range-checked, is used before the signature.
 struct AppStoreVerifier: Sendable {
     let configuration: VerifierConfiguration
     let chains: ChainVerifier
@@ -90,7 +92,9 @@ struct AppStoreVerifier: Sendable {
         guard let validationTime = signedDate(payload) else {
             throw ReceiptRefusal(.malformed, "JWS payload has no signedDate")
         }
-        let leafKey = try await chains.leafKey(x5c: jws.header.x5c, validationTime: validationTime)
+        // Read before the signature is checked, and the chain is validated at it: range-checked first.
+        try configuration.dateWindow.check(validationTime, "JWS signedDate", reason: .malformed)
+        try ReceiptRefusal.checkCancellation()
 
         // JWS carries ES256 signatures as raw r||s, 32 bytes each (RFC 7518 §3.4), not DER.
         guard jws.signatureSegment.count <= 88,
@@ -98,8 +102,10 @@ struct AppStoreVerifier: Sendable {
             rawSignature.count == 64,
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: rawSignature)
         else { throw ReceiptRefusal(.invalidSignature, "JWS signature is not a 64-byte base64url ES256 signature") }
-        guard leafKey.isValidSignature(signature, for: jws.signingInput) else {
-            throw ReceiptRefusal(.invalidSignature, "JWS signature does not verify with the leaf certificate's key")
+        try await chains.verify(x5c: jws.header.x5c, validationTime: validationTime) { leafKey throws(ReceiptRefusal) in
+            guard leafKey.isValidSignature(signature, for: jws.signingInput) else {
+                throw ReceiptRefusal(.invalidSignature, "JWS signature does not verify with the leaf certificate's key")
+            }
         }
         return (jws, payload)
     }
@@ -134,6 +140,12 @@ struct AppStoreVerifier: Sendable {
         let productType = ProductType(rawValue: try required(payload.type, "type"))
         let purchaseDate = try required(payload.purchaseDate, "purchaseDate")
         let signedDate = try required(payload.signedDate, "signedDate")
+        let window = configuration.dateWindow
+        try window.check(purchaseDate, "purchaseDate", reason: .malformed)
+        if let original = payload.originalPurchaseDate {
+            try window.check(original, "originalPurchaseDate", reason: .malformed)
+        }
+        if let revoked = payload.revocationDate { try window.check(revoked, "revocationDate", reason: .malformed) }
         let environment = StoreEnvironment(rawValue: try required(payload.environment, "environment"))
         let ownership = OwnershipType(rawValue: try required(payload.inAppOwnershipType, "inAppOwnershipType"))
         guard !transactionId.isEmpty, !productId.isEmpty else {

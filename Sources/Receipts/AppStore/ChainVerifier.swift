@@ -20,8 +20,15 @@ final class ChainVerifier: Sendable {
 
     var cachedChains: Int { cache.count }
 
-    /// The leaf's P-256 public key once the chain validated at `validationTime`.
-    func leafKey(x5c: [String]?, validationTime: Date) async throws(ReceiptRefusal) -> P256.Signing.PublicKey {
+    /// Checks `signature` with the leaf's P-256 key, then that the chain validates at `validationTime`.
+    ///
+    /// On a cache miss the signature is checked with the key the leaf presents *before* the chain is
+    /// built, so a forged JWS costs one signature check; a remembered chain costs only that check.
+    /// `validationTime` must already lie in ``SignedDateWindow``.
+    func verify(
+        x5c: [String]?, validationTime: Date,
+        signature: (P256.Signing.PublicKey) throws(ReceiptRefusal) -> Void
+    ) async throws(ReceiptRefusal) {
         guard let x5c else { throw ReceiptRefusal(.untrustedChain, "JWS header has no x5c certificate chain") }
         guard x5c.count == 3 else {
             throw ReceiptRefusal(.untrustedChain, "x5c must hold exactly 3 certificates, it holds \(x5c.count)")
@@ -29,9 +36,17 @@ final class ChainVerifier: Sendable {
         let leafDER = try Self.der(x5c[0], position: 0)
         let intermediateDER = try Self.der(x5c[1], position: 1)
         let key = VerifiedChainCache.Key(leafDER: leafDER, intermediateDER: intermediateDER)
-        if let cached = cache.leafKey(for: key, at: validationTime) { return cached }
+        if let cached = cache.leafKey(for: key, at: validationTime) {
+            try signature(cached)
+            return
+        }
 
         let leaf = try Self.certificate(leafDER, position: 0)
+        guard let leafKey = P256.Signing.PublicKey(leaf.publicKey) else {
+            throw ReceiptRefusal(.invalidSignature, "the leaf certificate's key is not a P-256 key")
+        }
+        try signature(leafKey)
+        try ReceiptRefusal.checkCancellation()
         let intermediate = try Self.certificate(intermediateDER, position: 1)
         var verifier = Verifier(rootCertificates: roots) {
             RFC5280Policy(fixedExpiryValidationTime: validationTime)
@@ -42,14 +57,10 @@ final class ChainVerifier: Sendable {
             throw ReceiptRefusal(
                 .untrustedChain, Self.diagnose(leaf: leaf, intermediate: intermediate, at: validationTime))
         }
-        guard let leafKey = P256.Signing.PublicKey(chain.leaf.publicKey) else {
-            throw ReceiptRefusal(.invalidSignature, "the leaf certificate's key is not a P-256 key")
-        }
         cache.remember(
             key, leafKey: leafKey,
             validFrom: chain.map(\.notValidBefore).max() ?? leaf.notValidBefore,
             validUntil: chain.map(\.notValidAfter).min() ?? leaf.notValidAfter)
-        return leafKey
     }
 
     private static func der(_ base64: String, position: Int) throws(ReceiptRefusal) -> [UInt8] {
