@@ -30,7 +30,10 @@ public func buildApplication(
     }
     let purchaseProver: any PurchaseProver
     do {
-        purchaseProver = try prover ?? ReceiptVerifier(configuration: configuration.receipts)
+        // Every proof, from either surface, a notification or Apple's API, is verified on threads of its own.
+        purchaseProver = BoundedProver(
+            inner: try prover ?? ReceiptVerifier(configuration: configuration.receipts),
+            executor: VerificationExecutor(maximumThreads: configuration.verificationThreads))
     } catch {
         throw ConfigurationError("receipts: \(error)")
     }

@@ -1,4 +1,5 @@
 import AppStoreServerAPI
+import Foundation
 import Receipts
 
 /// Everything the HTTP service needs to know at start, validated before it starts.
@@ -35,6 +36,8 @@ public struct ServerConfiguration: Sendable {
     public var googleCertificatesCheckInterval: Duration
     /// When set, `GET /metrics` answers only `Authorization: Bearer <this>` (401 otherwise).
     public var metricsToken: String?
+    /// How many proofs may be verified at once, each on a thread of its own (``VerificationExecutor``).
+    public var verificationThreads: Int
 
     public static let defaultBodyLimit = 64 * 1024
     public static let defaultBundleId = "com.memolease.sesac1"
@@ -55,7 +58,8 @@ public struct ServerConfiguration: Sendable {
         appStoreSyncInterval: Duration? = nil,
         allowsDevelopmentOnPublicAddress: Bool = false,
         googleCertificatesCheckInterval: Duration = .seconds(60),
-        metricsToken: String? = nil
+        metricsToken: String? = nil,
+        verificationThreads: Int = ProcessInfo.processInfo.activeProcessorCount
     ) {
         self.host = host
         self.port = port
@@ -71,6 +75,7 @@ public struct ServerConfiguration: Sendable {
         self.allowsDevelopmentOnPublicAddress = allowsDevelopmentOnPublicAddress
         self.googleCertificatesCheckInterval = googleCertificatesCheckInterval
         self.metricsToken = metricsToken
+        self.verificationThreads = verificationThreads
     }
 
     /// Clear errors for settings that cannot work. (Auth and receipt settings are checked further when
@@ -110,6 +115,9 @@ public struct ServerConfiguration: Sendable {
             guard appStoreSyncInterval >= .seconds(1) else {
                 throw ConfigurationError("the App Store sync interval must be at least 1 second")
             }
+        }
+        guard (1...256).contains(verificationThreads) else {
+            throw ConfigurationError("the verification threads must be between 1 and 256, got \(verificationThreads)")
         }
         guard googleCertificatesCheckInterval >= .milliseconds(10) else {
             throw ConfigurationError("the Google certificate check interval must be at least 10 ms")

@@ -7,10 +7,10 @@ import Logging
 ///
 /// - refuses a declared body over the limit with 413 before reading it;
 /// - gives the request at most `timeout`, then cancels it (its database query with it: a purchase is
-///   one statement, so it is either recorded or not) and answers 503 (SeSAC: 500). The cancel is
-///   issued `cancellationAllowance` early, the time the database client may take to give up on a
-///   query the server does not stop, so that the answer leaves within `timeout` even when the
-///   database hangs;
+///   one statement, so it is either recorded or not; its verification at its next step) and answers
+///   503 (SeSAC: 500). The cancel is issued `cancellationAllowance` early, the time the database client
+///   may take to give up on a query the server does not stop; the answer leaves at `timeout` even when
+///   the work has not stopped by then (``PendingAnswer``);
 /// - answers a timeout or an oversized body in its surface's way (``ErrorMapping``; route errors are
 ///   answered by ``ErrorMiddleware``): `/v1/...` is the SeSAC surface, everything else the JSON one;
 /// - writes one log line per request (request id, method, path, status, duration), echoes the request
@@ -61,16 +61,31 @@ struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: R
     }
 
     /// Runs `work` in a task of its own (cancelling it leaves the connection's task alone) and cancels
-    /// it when `timeout` (less the allowance) passes first; then waits for it to stop and answers the
-    /// timeout.
+    /// it when `timeout` (less the allowance) passes first; then gives it the allowance to stop and
+    /// answers the timeout at `timeout`, whether or not it has stopped.
     private func withTimeout(_ work: @escaping @Sendable () async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
         let cancelAt = max(timeout - cancellationAllowance, timeout / 2)
-        let task = Task { try await work() }
-        let ticket = deadlines.register(deadline: .now + cancelAt) { task.cancel() }
+        let answer = PendingAnswer()
+        let task = Task {
+            let result: Result<Response, any Error>
+            do { result = .success(try await work()) } catch { result = .failure(error) }
+            answer.give(result)
+        }
+        let timeout = self.timeout
+        let ticket = deadlines.register(deadline: start + cancelAt) {
+            task.cancel()
+            // Only a request past its deadline pays for a timer of its own.
+            Task {
+                try? await Task.sleep(until: start + timeout, clock: .continuous)
+                answer.give(.failure(RequestTimeoutError(timeout: timeout)))
+            }
+        }
         let result = await withTaskCancellationHandler {
-            await task.result
+            await answer.wait()
         } onCancel: {
             task.cancel()
+            answer.give(.failure(CancellationError()))
         }
         if deadlines.finish(ticket) { throw RequestTimeoutError(timeout: timeout) }
         return try result.get()

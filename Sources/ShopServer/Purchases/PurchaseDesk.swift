@@ -48,8 +48,7 @@ struct PurchaseDesk: Sendable {
         do throws(ReceiptRefusal) {
             proven = try await prover.proveEach(receipt: receipt)
         } catch {
-            metrics.recordRefusal(error.reason.rawValue)
-            throw error
+            throw refused(error)
         }
         var outcomes: [EntryOutcome] = []
         for entry in proven {
@@ -88,10 +87,17 @@ struct PurchaseDesk: Sendable {
                 transaction = try await prover.prove(receipt: receipt, productId: productId)
             }
         } catch {
-            metrics.recordRefusal(error.reason.rawValue)
-            throw error
+            throw refused(error)
         }
         return try await record(await priced(transaction), for: uid)
+    }
+
+    /// What a refused proof is answered with: the refusal, counted; a verification cut short by the
+    /// request's end (`cancelled`, no verdict) as the cancellation it is.
+    private func refused(_ refusal: ReceiptRefusal) -> any Error {
+        guard refusal.reason != .cancelled else { return CancellationError() }
+        metrics.recordRefusal(refusal.reason.rawValue)
+        return refusal
     }
 
     /// Apple's signed transaction for an unpriced App Store transaction (a classic receipt's entry),

@@ -26,6 +26,8 @@ struct NotificationRoutes {
         do throws(ReceiptRefusal) {
             notification = try await prover.verifyNotification(input.signedPayload)
         } catch {
+            // Cut short (the deadline passed, the server is stopping): no verdict, so Apple retries.
+            if error.reason == .cancelled { throw CancellationError() }
             metrics.recordNotification(type: "unknown", outcome: "refused")
             throw APIError(.badRequest, code: error.reason.rawValue, message: error.message)
         }
