@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Ledger
 import Logging
+import NIOCore
 import Postgres
 import Receipts
 import ServiceLifecycle
@@ -41,8 +42,9 @@ public func buildApplication(
     let ledger = LedgerStore(client: client, logger: logger)
     let body = RequestBody(limit: configuration.bodyLimit)
     let appStore = try appStoreClient(configuration, prover: purchaseProver, logger: logger)
+    let limits = UserLimits(configuration)
     let desk = PurchaseDesk(
-        prover: purchaseProver, ledger: ledger, metrics: metrics, appStore: appStore, logger: logger)
+        prover: purchaseProver, ledger: ledger, metrics: metrics, appStore: appStore, limits: limits, logger: logger)
 
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: ErrorMiddleware())
@@ -56,14 +58,17 @@ public func buildApplication(
     } catch {
         throw ConfigurationError("metrics token: \(error.description)")
     }
-    OperationsRoutes(metrics: metrics, client: client, metricsToken: metricsToken).register(on: router)
+    let connections = ConnectionLimiter(maximum: configuration.maxConnections, metrics: metrics)
+    OperationsRoutes(metrics: metrics, client: client, metricsToken: metricsToken, connections: connections)
+        .register(on: router)
     SeSACUserRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: router)
     SeSACShopRoutes(authenticator: authenticator, ledger: ledger, desk: desk, body: body).register(on: router)
     let api = router.group("api/v1")
     CatalogRoutes(catalog: CatalogStore(client: client)).register(on: api)
     MeRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: api)
     PurchaseRoutes(authenticator: authenticator, desk: desk, body: body).register(on: api)
-    RestoreRoutes(authenticator: authenticator, api: appStore, desk: desk, body: body).register(on: api)
+    RestoreRoutes(authenticator: authenticator, api: appStore, desk: desk, body: body, limit: limits.restores)
+        .register(on: api)
     NotificationRoutes(prover: purchaseProver, ledger: ledger, metrics: metrics, body: body).register(on: api)
     AdminRoutes(authenticator: authenticator, ledger: ledger, client: client).register(on: api)
     SupportRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: api)
@@ -91,6 +96,13 @@ public func buildApplication(
     }
     return Application(
         responder: responder,
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [ConnectionLimitHandler(limiter: connections)],
+                idleTimeout: TimeAmount(configuration.idleTimeout),
+                httpDecoderConfiguration: .init(
+                    maxHeaderFieldSize: ServerConfiguration.maxHeaderBytes,
+                    maxHeaderListSize: ServerConfiguration.maxHeaderBytes))),
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "shopledger"),
         services: services,

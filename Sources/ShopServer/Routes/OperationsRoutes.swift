@@ -10,6 +10,7 @@ struct OperationsRoutes {
     let metrics: ShopMetrics
     let client: PostgresClient
     var metricsToken: AdminToken? = nil
+    var connections: ConnectionLimiter? = nil
 
     /// The document as kept in the repo.
     static var openAPIDocument: String { embeddedOpenAPIDocuments.first?.sql ?? "" }
@@ -24,7 +25,9 @@ struct OperationsRoutes {
             }
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(pool: client.statistics))))
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        bytes: metrics.exposition(pool: client.statistics, connections: connections?.counts))))
         }
         router.get("openapi.yaml") { _, _ in
             Response(

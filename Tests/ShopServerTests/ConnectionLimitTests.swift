@@ -1,0 +1,100 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import TestSupport
+import Testing
+
+@testable import ShopServer
+
+@Suite("Connection limits")
+struct ConnectionLimitTests {
+    @Test("under the limit every connection is admitted; at it the one waiting longest is shed")
+    func shedsOldestWaiting() {
+        var table = ConnectionTable<String>(maximum: 3)
+        guard case .admitted(let a, nil) = table.open("a"), case .admitted(let b, nil) = table.open("b"),
+            case .admitted(_, nil) = table.open("c")
+        else { Issue.record("the first three are admitted without shedding"); return }
+        table.requestStarted(a)
+        guard case .admitted(_, let shed) = table.open("d") else { Issue.record("d is admitted"); return }
+        #expect(shed == "b", "a is busy, so b is the oldest waiting")
+        #expect(table.openCount == 3)
+        table.responseFinished(a)  // a waits again, now the newest waiting
+        guard case .admitted(_, let next) = table.open("e") else { Issue.record("e is admitted"); return }
+        #expect(next == "c")
+        _ = b
+    }
+
+    @Test("when every connection is busy a newcomer is refused; a closed one frees its place")
+    func refusesWhenAllBusy() {
+        var table = ConnectionTable<Int>(maximum: 2)
+        var ids: [UInt64] = []
+        for connection in 0..<2 {
+            guard case .admitted(let id, nil) = table.open(connection) else {
+                Issue.record("admitted")
+                return
+            }
+            table.requestStarted(id)
+            ids.append(id)
+        }
+        guard case .refused = table.open(9) else {
+            Issue.record("refused while all are busy")
+            return
+        }
+        table.closed(ids[0])
+        guard case .admitted(_, nil) = table.open(10) else {
+            Issue.record("a closed one's place is free")
+            return
+        }
+        #expect(table.openCount == 2 && table.busyCount == 1)
+    }
+
+    @Test("stale waiting tickets stay bounded through many requests on one connection")
+    func ticketsStayBounded() {
+        var table = ConnectionTable<Int>(maximum: 2)
+        guard case .admitted(let id, nil) = table.open(1) else {
+            Issue.record("admitted")
+            return
+        }
+        for _ in 0..<100_000 {
+            table.requestStarted(id)
+            table.responseFinished(id)
+        }
+        guard case .admitted(_, nil) = table.open(2) else {
+            Issue.record("admitted")
+            return
+        }
+        guard case .admitted(_, let shed) = table.open(3) else {
+            Issue.record("admitted")
+            return
+        }
+        #expect(shed == 1)
+    }
+
+    @Test("half-open connections: closed after the idle timeout, shed at the limit; /healthz still answers")
+    func halfOpenFlood() async throws {
+        try await withTestDatabase { db in
+            var configuration = ServerTest.configuration()
+            configuration.maxConnections = 40
+            configuration.idleTimeout = .seconds(2)
+            let app = try buildApplication(
+                configuration: configuration, client: db.client, logger: ServerTest.quietLogger)
+            try await app.test(.live) { client in
+                let port = try #require(client.port)
+                let flood = try HalfOpenConnections(count: 200, port: port)
+                defer { flood.close() }
+                #expect(flood.descriptors.count == 200)
+                let started = ContinuousClock.now
+                let health = try await client.send(.get, "/healthz")
+                #expect(health.status == .ok)
+                #expect(ContinuousClock.now - started < .seconds(1), "healthz answered within 1 s")
+                // The limit: at most 40 open, whichever 40.
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(flood.openCount <= 40)
+                // The idle timeout: none left after it.
+                try await Task.sleep(for: .seconds(3))
+                #expect(flood.openCount == 0)
+            }
+        }
+    }
+}
