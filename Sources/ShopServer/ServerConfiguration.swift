@@ -38,8 +38,26 @@ public struct ServerConfiguration: Sendable {
     public var metricsToken: String?
     /// How many proofs may be verified at once, each on a thread of its own (``VerificationExecutor``).
     public var verificationThreads: Int
+    /// The most connections open at once; past it a newcomer displaces the connection that has waited
+    /// longest for a request, and is refused only when all are busy (``ConnectionTable``).
+    public var maxConnections: Int
+    /// How long a connection may wait for a whole request head: from when it opens, and from the end
+    /// of each response (keep-alive). Then it is closed.
+    public var idleTimeout: Duration
+    /// Restores per user (each asks Apple's API, whose quota the app shares).
+    public var restoreLimit: RateLimit
+    /// Refused proofs per user (each costs a verification); past it, that user's proofs wait.
+    public var refusedProofLimit: RateLimit
+    /// Purchase requests per user, accepted or not; off by default.
+    public var purchaseLimit: RateLimit
 
     public static let defaultBodyLimit = 64 * 1024
+    public static let defaultMaxConnections = 4096
+    public static let defaultRestoreLimit = RateLimit(count: 10, seconds: 3600)
+    public static let defaultRefusedProofLimit = RateLimit(count: 30, seconds: 600)
+    /// The most bytes of request headers, one field or all: a Firebase ID token is about 1 KiB, at most
+    /// 8 KiB with custom claims. A half-open connection holds at most this much.
+    public static let maxHeaderBytes = 16 * 1024
     public static let defaultBundleId = "com.memolease.sesac1"
     /// The shortest stub HMAC secret accepted: 32 bytes, the key size of HMAC-SHA256.
     public static let minimumStubSecretBytes = 32
@@ -59,7 +77,12 @@ public struct ServerConfiguration: Sendable {
         allowsDevelopmentOnPublicAddress: Bool = false,
         googleCertificatesCheckInterval: Duration = .seconds(60),
         metricsToken: String? = nil,
-        verificationThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+        verificationThreads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        maxConnections: Int = ServerConfiguration.defaultMaxConnections,
+        idleTimeout: Duration = .seconds(15),
+        restoreLimit: RateLimit = ServerConfiguration.defaultRestoreLimit,
+        refusedProofLimit: RateLimit = ServerConfiguration.defaultRefusedProofLimit,
+        purchaseLimit: RateLimit = .off
     ) {
         self.host = host
         self.port = port
@@ -76,6 +99,11 @@ public struct ServerConfiguration: Sendable {
         self.googleCertificatesCheckInterval = googleCertificatesCheckInterval
         self.metricsToken = metricsToken
         self.verificationThreads = verificationThreads
+        self.maxConnections = maxConnections
+        self.idleTimeout = idleTimeout
+        self.restoreLimit = restoreLimit
+        self.refusedProofLimit = refusedProofLimit
+        self.purchaseLimit = purchaseLimit
     }
 
     /// Clear errors for settings that cannot work. (Auth and receipt settings are checked further when
@@ -118,6 +146,12 @@ public struct ServerConfiguration: Sendable {
         }
         guard (1...256).contains(verificationThreads) else {
             throw ConfigurationError("the verification threads must be between 1 and 256, got \(verificationThreads)")
+        }
+        guard (1...1_000_000).contains(maxConnections) else {
+            throw ConfigurationError("the connection limit must be between 1 and 1000000, got \(maxConnections)")
+        }
+        guard idleTimeout >= .milliseconds(100), idleTimeout <= .seconds(3600) else {
+            throw ConfigurationError("the idle timeout must be between 0.1 and 3600 seconds")
         }
         guard googleCertificatesCheckInterval >= .milliseconds(10) else {
             throw ConfigurationError("the Google certificate check interval must be at least 10 ms")

@@ -114,6 +114,18 @@ struct RestoreAndSyncTests {
         }
     }
 
+    @Test("Restore: each user has a few restores an hour (Apple's quota is the app's); past them 429 with Retry-After")
+    func restoreLimit() async throws {
+        try await withShop(Self.aliceAndBob(), configure: { $0.restoreLimit = RateLimit(count: 2, seconds: 3600) }) {
+            client, _, _ in
+            for _ in 0..<2 { #expect(try await client.restore(uid: "alice", transactionId: "1003").status == .ok) }
+            let limited = try await client.restore(uid: "alice", transactionId: "1003")
+            #expect(limited.status == .tooManyRequests && limited.errorCode == "rate_limited")
+            #expect(limited.headers[.retryAfter].flatMap(Int.init).map { (1...1800).contains($0) } == true)
+            #expect(try await client.restore(uid: "bob", transactionId: "2001").status == .ok, "bob has his own")
+        }
+    }
+
     @Test("Restore: a sandbox purchase is found after production's not-found; unknown ids are 404")
     func restoreSandboxAndUnknown() async throws {
         try await withShop(Self.aliceAndBob()) { client, _, _ in
@@ -311,6 +323,7 @@ struct RestoreAndSyncTests {
 /// One answer of the shop.
 struct ShopAnswer: Sendable {
     let status: HTTPResponse.Status
+    var headers: HTTPFields = [:]
     let body: String
 
     var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]) ?? [:] }
@@ -339,7 +352,7 @@ extension TestClientProtocol {
             body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))
         }
         return try await execute(uri: uri, method: method, headers: headers, body: body) { response in
-            ShopAnswer(status: response.status, body: String(buffer: response.body))
+            ShopAnswer(status: response.status, headers: response.headers, body: String(buffer: response.body))
         }
     }
 

@@ -12,7 +12,8 @@ import Receipts
 ///
 /// - JSON surface: ``apiError(for:logger:)`` gives `{"error": {"code", "message"}}` with a fitting status.
 /// - SeSAC surface: ``sesacReply(for:logger:)`` gives the status the existing clients read (401 token,
-///   406 unregistered, 501 bad input, 500 anything else) with a small `{"message"}` body.
+///   406 unregistered, 501 bad input, 500 anything else, a per-user limit included, with `Retry-After`)
+///   with a small `{"message"}` body.
 ///
 /// Errors nobody expected are logged with their details here and answered without them.
 enum ErrorMapping {
@@ -39,6 +40,10 @@ enum ErrorMapping {
             default:
                 return APIError(.unprocessableContent, code: error.code.rawValue, message: error.message)
             }
+        case let error as RateLimitedError:
+            return APIError(
+                .tooManyRequests, code: "rate_limited", message: error.description,
+                headers: [.retryAfter: String(error.retryAfterSeconds)])
         case is AppStoreAPINotConfigured:
             return APIError(
                 .notImplemented, code: "app_store_api_not_configured",
@@ -73,6 +78,11 @@ enum ErrorMapping {
             return SeSACReply(.init(code: 406), "unregistered user")
         case let error as LedgerError:
             return SeSACReply(.init(code: 501), "client error: \(error.message)")
+        case let error as RateLimitedError:
+            // The clients know no 429: their "server error, try later", with the wait for those who read it.
+            return SeSACReply(
+                .internalServerError, "server error: rate_limited: \(error.description)",
+                headers: [.retryAfter: String(error.retryAfterSeconds)])
         case let error as InputError where error.status == .contentTooLarge:
             return SeSACReply(.contentTooLarge, error.message)
         case let error as InputError:

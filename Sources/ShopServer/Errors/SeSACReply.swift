@@ -7,16 +7,18 @@ import Hummingbird
 struct SeSACReply: ResponseGenerator, Sendable {
     let status: HTTPResponse.Status
     let message: String
+    var headers: HTTPFields = [:]
 
-    init(_ status: HTTPResponse.Status, _ message: String) {
+    init(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) {
         self.status = status
         self.message = message
+        self.headers = headers
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = (try? JSONEncoder().encode(["message": message])) ?? Data("{}".utf8)
-        return Response(
-            status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

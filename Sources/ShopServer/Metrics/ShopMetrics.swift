@@ -8,7 +8,10 @@ import Prometheus
 /// - `shop_purchases_total{outcome}`: recorded, duplicate, conflict;
 /// - `shop_receipt_refusals_total{reason}`: proofs refused, by the prover's reason;
 /// - `shop_notifications_total{type,outcome}`: notifications stored or duplicate, `refused` when unverifiable;
-/// - `shop_db_pool_connections{state}` (open, idle, leased) and `shop_db_pool_waiting`, read at scrape time.
+/// - `shop_db_pool_connections{state}` (open, idle, leased) and `shop_db_pool_waiting`, read at scrape time;
+/// - `shop_http_connections{state}` (open, busy), read at scrape time, and
+///   `shop_http_connections_shed_total{why}`: displaced or refused at the connection limit;
+/// - `shop_rate_limited_total{limit}`: requests turned away by a per-user limit.
 public final class ShopMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
 
@@ -40,12 +43,29 @@ public final class ShopMetrics: Sendable {
         registry.makeCounter(descriptor: Self.refusals, labels: [("reason", reason)]).increment()
     }
 
+    /// A connection closed to make room (`displaced`: it was waiting for a request) or turned away
+    /// (`refused`: every connection was busy).
+    func recordShedConnection(_ why: String) {
+        registry.makeCounter(descriptor: Self.shedConnections, labels: [("why", why)]).increment()
+    }
+
+    /// A request turned away by a per-user limit (`restore`, `refused_proofs`).
+    func recordRateLimited(_ limit: String) {
+        registry.makeCounter(descriptor: Self.rateLimited, labels: [("limit", limit)]).increment()
+    }
+
     func recordNotification(type: String, outcome: String) {
         registry.makeCounter(descriptor: Self.notifications, labels: [("type", type), ("outcome", outcome)]).increment()
     }
 
-    /// The exposition text, with the pool gauges read now.
-    func exposition(pool: PostgresClient.Statistics) -> [UInt8] {
+    /// The exposition text, with the pool and connection gauges read now.
+    func exposition(pool: PostgresClient.Statistics, connections: (open: Int, busy: Int)? = nil) -> [UInt8] {
+        if let connections {
+            registry.makeGauge(descriptor: Self.connections, labels: [("state", "open")]).set(
+                to: Double(connections.open))
+            registry.makeGauge(descriptor: Self.connections, labels: [("state", "busy")]).set(
+                to: Double(connections.busy))
+        }
         for (state, value) in [("open", pool.open), ("idle", pool.idle), ("leased", pool.leased)] {
             registry.makeGauge(descriptor: Self.poolConnections, labels: [("state", state)]).set(to: Double(value))
         }
@@ -80,6 +100,21 @@ public final class ShopMetrics: Sendable {
         MetricNameDescriptor(
             namespace: "shop", metricName: "notifications", unitName: "total",
             helpText: "Store notifications by type and outcome: stored, duplicate, refused.")
+    }
+    private static var shedConnections: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "shop", subsystem: "http", metricName: "connections_shed", unitName: "total",
+            helpText: "Connections closed at the connection limit: displaced (waiting) or refused (all busy).")
+    }
+    private static var connections: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "shop", subsystem: "http", metricName: "connections", unitName: "",
+            helpText: "Open HTTP connections, and those with a request in progress.")
+    }
+    private static var rateLimited: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "shop", metricName: "rate_limited", unitName: "total",
+            helpText: "Requests turned away by a per-user limit, by limit.")
     }
     private static var poolConnections: MetricNameDescriptor {
         MetricNameDescriptor(

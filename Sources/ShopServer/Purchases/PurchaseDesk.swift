@@ -22,6 +22,8 @@ struct PurchaseDesk: Sendable {
     /// Prices classic receipts' entries (which carry no price) with Apple's signed transaction; nil when
     /// the App Store Server API is not configured, and they are recorded unpriced.
     var appStore: AppStoreServerAPIClient? = nil
+    /// Refused proofs and purchase requests per user.
+    var limits = UserLimits()
     var logger = Logger(label: "shopledger.purchases")
 
     /// What became of one in-app entry of a receipt recorded with ``purchaseEach(receipt:for:)``.
@@ -44,11 +46,12 @@ struct PurchaseDesk: Sendable {
     /// - Throws: `ReceiptRefusal` when the receipt itself is refused, `LedgerError.userNotRegistered`, or
     ///   `PostgresError`.
     func purchaseEach(receipt: String, for uid: String) async throws -> [EntryOutcome] {
+        try admit(uid)
         let proven: [ProvenEntry]
         do throws(ReceiptRefusal) {
             proven = try await prover.proveEach(receipt: receipt)
         } catch {
-            throw refused(error)
+            throw refused(error, for: uid)
         }
         var outcomes: [EntryOutcome] = []
         for entry in proven {
@@ -79,6 +82,7 @@ struct PurchaseDesk: Sendable {
     ///   transaction (unregistered user, product not in the catalog), both with nothing written; or
     ///   `PostgresError`.
     func purchase(_ proof: Proof, for uid: String) async throws -> PurchaseOutcome {
+        try admit(uid)
         let transaction: VerifiedTransaction
         do throws(ReceiptRefusal) {
             switch proof {
@@ -87,16 +91,31 @@ struct PurchaseDesk: Sendable {
                 transaction = try await prover.prove(receipt: receipt, productId: productId)
             }
         } catch {
-            throw refused(error)
+            throw refused(error, for: uid)
         }
         return try await record(await priced(transaction), for: uid)
     }
 
-    /// What a refused proof is answered with: the refusal, counted; a verification cut short by the
-    /// request's end (`cancelled`, no verdict) as the cancellation it is.
-    private func refused(_ refusal: ReceiptRefusal) -> any Error {
+    /// Whether `uid` may have a proof verified now: under its purchase limit (which this spends) and its
+    /// refused-proof limit (which only a refusal spends).
+    private func admit(_ uid: String) throws(RateLimitedError) {
+        if let wait = limits.refusedProofs.check(uid) {
+            metrics.recordRateLimited("refused_proofs")
+            throw RateLimitedError(limit: "refused_proofs", retryAfter: wait)
+        }
+        if let wait = limits.purchases.take(uid) {
+            metrics.recordRateLimited("purchases")
+            throw RateLimitedError(limit: "purchases", retryAfter: wait)
+        }
+    }
+
+    /// What a refused proof is answered with: the refusal, counted and spent from `uid`'s refused-proof
+    /// allowance; a verification cut short by the request's end (`cancelled`, no verdict) as the
+    /// cancellation it is.
+    private func refused(_ refusal: ReceiptRefusal, for uid: String) -> any Error {
         guard refusal.reason != .cancelled else { return CancellationError() }
         metrics.recordRefusal(refusal.reason.rawValue)
+        limits.refusedProofs.take(uid)
         return refusal
     }
 

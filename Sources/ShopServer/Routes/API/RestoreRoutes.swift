@@ -18,6 +18,8 @@ struct RestoreRoutes {
     let api: AppStoreServerAPIClient?
     let desk: PurchaseDesk
     let body: RequestBody
+    /// Restores per user: each asks Apple.
+    let limit: UserRateLimiter
 
     func register(on group: RouterGroup<some RequestContext>) {
         group.post("purchases/restore") { request, context in try await restore(request, logger: context.logger) }
@@ -29,6 +31,10 @@ struct RestoreRoutes {
         let input = try await body.json(APIBodies.RestoreRequest.self, of: request)
         guard let transactionId = input.transactionId, !transactionId.isEmpty else {
             throw InputError.missingField("transactionId")
+        }
+        if let wait = limit.take(uid) {
+            desk.metrics.recordRateLimited("restore")
+            throw RateLimitedError(limit: "restore", retryAfter: wait)
         }
         let history = try await api.transactionHistory(transactionId)
 
