@@ -36,6 +36,7 @@ DB_PORT="$(free_port)"
 BASE="http://127.0.0.1:$PORT"
 ADMIN_TOKEN="fuzz-admin-token-$(date +%s)-0123456789"
 printf '%s\n' "$ADMIN_TOKEN" > "$WORK/admin-token"
+chmod 600 "$WORK/admin-token"  # serve refuses a secret others may read
 SERVER_PID=""
 
 cleanup() {

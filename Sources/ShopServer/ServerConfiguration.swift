@@ -159,6 +159,30 @@ public struct ServerConfiguration: Sendable {
         try validateDevelopmentSwitches()
     }
 
+    /// What the application would build from `auth`, `receipts` and `metricsToken`, built once here so
+    /// that a setting that cannot work (a short admin token, half a Firebase configuration, no root)
+    /// stops `serve` before the database or the network is touched. (``buildApplication`` builds them
+    /// again; commands that do not serve need no way to sign in.)
+    public func validateCredentials() throws(ConfigurationError) {
+        do {
+            _ = try Authenticator(configuration: auth)
+        } catch {
+            throw ConfigurationError("auth: \(error.description)")
+        }
+        do {
+            _ = try ReceiptVerifier(configuration: receipts)
+        } catch {
+            throw ConfigurationError("receipts: \(error)")
+        }
+        if let metricsToken {
+            do {
+                _ = try AdminToken(metricsToken)
+            } catch {
+                throw ConfigurationError("metrics token: \(error.description)")
+            }
+        }
+    }
+
     private func validateDevelopmentSwitches() throws(ConfigurationError) {
         if let secret = receipts.stubSecret, secret.utf8.count < Self.minimumStubSecretBytes {
             throw ConfigurationError(

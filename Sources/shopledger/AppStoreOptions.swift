@@ -58,6 +58,7 @@ struct AppStoreOptions: ParsableArguments {
             throw ValidationError("--app-store-environment must be production or sandbox")
         }
         let key: SigningKey
+        try SecretFile.checkPrivate(keyFile, what: "the in-app purchase key")
         do {
             key = try SigningKey(contentsOfFile: keyFile)
         } catch {

@@ -76,7 +76,7 @@ struct DatabaseOptions: ParsableArguments {
         return value == 0 ? nil : .milliseconds(Int64((value * 1000).rounded()))
     }
 
-    var resolvedPoolSize: Int { poolSize ?? Environment.int("SHOPLEDGER_POOL_SIZE") ?? 8 }
+    var resolvedPoolSize: Int { get throws { try poolSize ?? Environment.int("SHOPLEDGER_POOL_SIZE") ?? 8 } }
 
     /// The private cluster, when no database URL is configured.
     func localCluster(logger: Logger) throws -> LocalPostgres? {
@@ -94,7 +94,7 @@ struct DatabaseOptions: ParsableArguments {
 
     /// The private cluster under `privateFolder(dataDir)`, on `port` or `$SHOPLEDGER_DB_PORT` or 54320.
     static func privateCluster(dataDir: String?, port: Int?, logger: Logger) throws -> LocalPostgres {
-        let port = port ?? Environment.int("SHOPLEDGER_DB_PORT") ?? 54320
+        let port = try port ?? Environment.int("SHOPLEDGER_DB_PORT") ?? 54320
         return try LocalPostgres(
             options: .init(dataDirectory: privateFolder(dataDir) + "/postgres", port: port), logger: logger)
     }
@@ -128,9 +128,11 @@ struct DatabaseOptions: ParsableArguments {
         logger: Logger = Logger(label: "shopledger"),
         _ body: (PostgresClient) async throws -> R
     ) async throws -> R {
+        // Every setting is checked before the cluster or the network is touched.
         let timeouts = try sessionTimeouts(serving: serving)
+        let poolSize = try resolvedPoolSize
         let database = try await DatabaseConnection.open(self, logger: logger)
-        var configuration = database.poolConfiguration(maximumConnections: resolvedPoolSize)
+        var configuration = database.poolConfiguration(maximumConnections: poolSize)
         configuration.connection.statementTimeout = timeouts.statement
         configuration.connection.idleInTransactionSessionTimeout = timeouts.idleInTransaction
         configuration.connection.deadPeerTimeout = timeouts.deadPeer
@@ -222,8 +224,14 @@ enum Environment {
         return value
     }
 
-    static func int(_ name: String) -> Int? {
-        string(name).flatMap { Int($0) }
+    /// The variable as an integer; nil when unset; a `ValidationError` when set to anything else (a
+    /// `SHOPLEDGER_PORT=abc` must stop the start, not fall back to the default).
+    static func int(_ name: String) throws -> Int? {
+        guard let text = string(name) else { return nil }
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else {
+            throw ValidationError("\(name) must be an integer, got \(text.prefix(40).debugDescription)")
+        }
+        return value
     }
 
     /// `1`, `true` or `yes` (any case) turn a switch on.

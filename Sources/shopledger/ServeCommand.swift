@@ -19,6 +19,12 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = CommandLogging.logger()
         let configuration = try server.configuration()
+        // Every setting is checked before the private cluster starts or a port is bound.
+        do {
+            try configuration.validateCredentials()
+        } catch {
+            throw ValidationError(error.description)
+        }
         if configuration.auth.acceptsDevelopmentTokens {
             logger.warning("development tokens (dev:<uid>) are accepted: never do this in production")
         }

@@ -137,6 +137,47 @@ struct ServerOptions: ParsableArguments {
     )
     var metricsTokenFile: String?
 
+    @Option(
+        name: .customLong("max-connections"),
+        help:
+            "Most open connections; past it a new one displaces the connection waiting longest for a request, and is refused only when all are busy. Default: $SHOPLEDGER_MAX_CONNECTIONS or 4096 (lowered to what the open-file limit allows)"
+    )
+    var maxConnections: Int?
+
+    @Option(
+        name: .customLong("idle-timeout"),
+        help:
+            "Seconds a connection may take to send a whole request head, from when it opens and after each response; then it is closed (0.1 to 3600). Default: $SHOPLEDGER_IDLE_TIMEOUT or 15"
+    )
+    var idleTimeout: Double?
+
+    @Option(
+        name: .customLong("verification-threads"),
+        help:
+            "Proofs verified at once, each on a thread of its own (1 to 256). Default: $SHOPLEDGER_VERIFICATION_THREADS or the number of cores"
+    )
+    var verificationThreads: Int?
+
+    @Option(
+        name: .customLong("restore-limit"),
+        help: "Restores per user, COUNT/SECONDS (a token bucket), or off. Default: $SHOPLEDGER_RESTORE_LIMIT or 10/3600"
+    )
+    var restoreLimit: String?
+
+    @Option(
+        name: .customLong("refused-proof-limit"),
+        help:
+            "Refused proofs per user, COUNT/SECONDS, or off; past it that user's proofs are not verified until the bucket refills. Default: $SHOPLEDGER_REFUSED_PROOF_LIMIT or 30/600"
+    )
+    var refusedProofLimit: String?
+
+    @Option(
+        name: .customLong("purchase-limit"),
+        help:
+            "Purchase requests per user, accepted or not, COUNT/SECONDS, or off. Default: $SHOPLEDGER_PURCHASE_LIMIT or off"
+    )
+    var purchaseLimit: String?
+
     /// The configuration these settings describe, checked; a `ValidationError` names what cannot work.
     func configuration() throws -> ServerConfiguration {
         var receipts = VerifierConfiguration(
@@ -179,8 +220,9 @@ struct ServerOptions: ParsableArguments {
 
         let configuration = ServerConfiguration(
             host: host ?? Environment.string("SHOPLEDGER_HOST") ?? "127.0.0.1",
-            port: port ?? Environment.int("SHOPLEDGER_PORT") ?? 8080,
-            bodyLimit: bodyLimit ?? Environment.int("SHOPLEDGER_BODY_LIMIT") ?? ServerConfiguration.defaultBodyLimit,
+            port: try port ?? Environment.int("SHOPLEDGER_PORT") ?? 8080,
+            bodyLimit: try bodyLimit ?? Environment.int("SHOPLEDGER_BODY_LIMIT")
+                ?? ServerConfiguration.defaultBodyLimit,
             requestTimeout: try seconds(
                 requestTimeout, "SHOPLEDGER_REQUEST_TIMEOUT", default: 10, name: "--request-timeout"),
             shutdownGracePeriod: try seconds(
@@ -201,7 +243,21 @@ struct ServerOptions: ParsableArguments {
                 googleCertificatesCheckInterval, "SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL", default: 60,
                 name: "--google-certs-check-interval"),
             metricsToken: try secret(
-                file: metricsTokenFile, variable: "SHOPLEDGER_METRICS_TOKEN", what: "a metrics token"))
+                file: metricsTokenFile, variable: "SHOPLEDGER_METRICS_TOKEN", what: "the metrics token"),
+            verificationThreads: try verificationThreads ?? Environment.int("SHOPLEDGER_VERIFICATION_THREADS")
+                ?? ProcessInfo.processInfo.activeProcessorCount,
+            maxConnections: try OpenFileLimit.connectionLimit(
+                requested: maxConnections ?? Environment.int("SHOPLEDGER_MAX_CONNECTIONS"),
+                default: ServerConfiguration.defaultMaxConnections),
+            idleTimeout: try seconds(idleTimeout, "SHOPLEDGER_IDLE_TIMEOUT", default: 15, name: "--idle-timeout"),
+            restoreLimit: try Self.rateLimit(
+                restoreLimit, "SHOPLEDGER_RESTORE_LIMIT", default: ServerConfiguration.defaultRestoreLimit,
+                name: "--restore-limit"),
+            refusedProofLimit: try Self.rateLimit(
+                refusedProofLimit, "SHOPLEDGER_REFUSED_PROOF_LIMIT",
+                default: ServerConfiguration.defaultRefusedProofLimit, name: "--refused-proof-limit"),
+            purchaseLimit: try Self.rateLimit(
+                purchaseLimit, "SHOPLEDGER_PURCHASE_LIMIT", default: .off, name: "--purchase-limit"))
         do {
             try configuration.validate()
         } catch {
@@ -210,13 +266,24 @@ struct ServerOptions: ParsableArguments {
         return configuration
     }
 
-    /// A secret from `file` (trimmed), or the `variable` itself when no file is given.
+    /// A secret from `file` (trimmed; private to its owner), or the `variable` itself when no file is given.
     private func secret(file: String?, variable: String, what: String) throws -> String? {
         guard let file else { return Environment.string(variable) }
-        guard let data = FileManager.default.contents(atPath: file), data.count <= 4096 else {
-            throw ValidationError("Cannot read \(what) of at most 4 KiB from \(file).")
+        return try SecretFile.read(file, what: what)
+    }
+
+    private static func rateLimit(
+        _ flag: String?, _ variable: String, default fallback: RateLimit, name: String
+    )
+        throws -> RateLimit
+    {
+        guard let text = flag ?? Environment.string(variable) else { return fallback }
+        guard let limit = RateLimit(parsing: text) else {
+            throw ValidationError(
+                "\(name) (or \(variable)) must be COUNT/SECONDS (e.g. 10/3600: ten, then one every 6 minutes) or off, "
+                    + "got \(text.prefix(40).debugDescription)")
         }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return limit
     }
 
     /// The certificates of the files given as flags, else of those `variable` lists (comma-separated);
@@ -236,11 +303,7 @@ struct ServerOptions: ParsableArguments {
     }
 
     private func adminToken() throws -> String? {
-        guard let adminTokenFile else { return Environment.string("SHOPLEDGER_ADMIN_TOKEN") }
-        guard let data = FileManager.default.contents(atPath: adminTokenFile), data.count <= 4096 else {
-            throw ValidationError("Cannot read an admin token of at most 4 KiB from \(adminTokenFile).")
-        }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try secret(file: adminTokenFile, variable: "SHOPLEDGER_ADMIN_TOKEN", what: "the admin token")
     }
 
     private func seconds(_ flag: Double?, _ variable: String, default fallback: Double, name: String) throws -> Duration

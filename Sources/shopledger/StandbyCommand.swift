@@ -41,7 +41,7 @@ struct StandbyOptions: ParsableArguments {
     /// reads from being vacuumed away under it (fewer recovery conflicts, at the price of bloat on the
     /// primary while a report runs).
     func standby(logger: Logger) throws -> LocalPostgres {
-        let port = standbyPort ?? Environment.int("SHOPLEDGER_STANDBY_PORT") ?? 54321
+        let port = try standbyPort ?? Environment.int("SHOPLEDGER_STANDBY_PORT") ?? 54321
         return try LocalPostgres(
             options: .init(
                 dataDirectory: DatabaseOptions.privateFolder(dataDir) + "/standby", port: port,

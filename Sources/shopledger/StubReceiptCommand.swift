@@ -111,10 +111,7 @@ struct StubReceiptCommand: ParsableCommand {
 enum StubSecret {
     static func read(file: String?) throws -> String? {
         if let file {
-            guard let data = FileManager.default.contents(atPath: file), data.count <= 4096 else {
-                throw ValidationError("Cannot read a secret of at most 4 KiB from \(file).")
-            }
-            let secret = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+            let secret = try SecretFile.read(file, what: "the stub secret")
             guard !secret.isEmpty else { throw ValidationError("\(file) is empty.") }
             return secret
         }

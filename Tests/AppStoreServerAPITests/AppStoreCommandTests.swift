@@ -25,6 +25,7 @@ struct AppStoreCommandTests {
         let keyPath = folder.appendingPathComponent("AuthKey.p8").path
         let rootPath = folder.appendingPathComponent("root.der").path
         try fake.apiKey.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyPath)
         try Data(TestPKI.der(APITest.pki.root)).write(to: URL(fileURLWithPath: rootPath))
         let environment = [
             "SHOPLEDGER_APP_STORE_KEY_FILE": keyPath, "SHOPLEDGER_APP_STORE_KEY_ID": fake.keyId,

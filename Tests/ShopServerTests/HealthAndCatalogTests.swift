@@ -87,10 +87,32 @@ struct HealthAndCatalogTests {
 
     @Test("invalid configuration is refused with a clear message")
     func configurationValidation() throws {
-        #expect(throws: ConfigurationError.self) { try ServerConfiguration(port: 70_000).validate() }
-        #expect(throws: ConfigurationError.self) { try ServerConfiguration(host: "").validate() }
-        #expect(throws: ConfigurationError.self) { try ServerConfiguration(bodyLimit: 10).validate() }
-        #expect(throws: ConfigurationError.self) { try ServerConfiguration(requestTimeout: .zero).validate() }
+        try ServerTest.configuration().validate()
+        try ServerTest.configuration().validateCredentials()
+        let refusals: [(String, (inout ServerConfiguration) -> Void)] = [
+            ("port 70000", { $0.port = 70_000 }), ("host is empty", { $0.host = "" }),
+            ("body limit", { $0.bodyLimit = 10 }), ("request timeout", { $0.requestTimeout = .zero }),
+            ("verification threads", { $0.verificationThreads = 0 }),
+            ("connection limit", { $0.maxConnections = 0 }), ("idle timeout", { $0.idleTimeout = .zero }),
+            ("admin token must be at least 16", { $0.auth.adminToken = "short" }),
+            ("metrics token: the admin token must be at least 16", { $0.metricsToken = "short" }),
+            ("no way to sign in", { $0.auth.acceptsDevelopmentTokens = false }),
+            ("no root certificates", { $0.receipts.rootCertificates = [] }),
+        ]
+        for (message, change) in refusals {
+            var configuration = ServerTest.configuration()
+            change(&configuration)
+            #expect(throws: ConfigurationError.self, "\(message)") {
+                try configuration.validate()
+                try configuration.validateCredentials()
+            }
+            do {
+                try configuration.validate()
+                try configuration.validateCredentials()
+            } catch {
+                #expect(error.description.contains(message), "\(error.description)")
+            }
+        }
         let client = PostgresClient(
             configuration: .init(connection: .init(url: "postgresql:///unused"), minimumConnections: 0))
         // No way to sign in, a short admin token, a stub secret without stubs...: refused at build time.

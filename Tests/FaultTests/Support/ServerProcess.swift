@@ -42,6 +42,7 @@ struct ServerProcess: Sendable {
         let port = try port ?? TestCluster.freePort()
         let adminTokenFile = folder + "/admin-token"
         try FaultFixtures.adminToken.write(toFile: adminTokenFile, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: adminTokenFile)
         let rootFile = folder + "/test-root.der"
         try Data(TestPKI.der(FaultFixtures.pki.root)).write(to: URL(fileURLWithPath: rootFile))
         let command =
