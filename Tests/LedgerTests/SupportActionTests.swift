@@ -92,6 +92,38 @@ struct SupportActionTests {
         }
     }
 
+    @Test("a reason is at most 500 characters and 2,000 bytes, and shows every character it holds")
+    func reasonRules() async throws {
+        try await withLedger { db, ledger in
+            _ = try await ledger.register(uid: "rita", profile: testProfile)
+            let accepted = [
+                String(repeating: "보", count: 500),  // 1,500 bytes
+                String(repeating: "😀", count: 500),  // 2,000 bytes
+                "가족 👨‍👩‍👧 ❤️ 선물\n두 번째 줄\t탭",
+            ]
+            for reason in accepted {
+                _ = try await ledger.grantCompensation(.face(1), to: "rita", .init(actor: "a", reason: reason))
+            }
+            let before = try await scalar(db.client, "SELECT count(*) FROM support_actions")
+            let refused = [
+                String(repeating: "a", count: 501),
+                // One character, 3,001 code points: counted as one by String.count.
+                "e" + String(repeating: "\u{301}", count: 3000),
+                "refund \u{202E}gnp.exe", "zero\u{200B}width", "\u{3164}", "bom\u{FEFF}", "isolate\u{2066}x\u{2069}",
+            ]
+            for reason in refused {
+                do {
+                    _ = try await ledger.grantCompensation(.face(1), to: "rita", .init(actor: "a", reason: reason))
+                    Issue.record(
+                        "accepted \(reason.unicodeScalars.count) scalars: \(reason.debugDescription.prefix(40))")
+                } catch let error as LedgerError {
+                    #expect(error.code == .invalidInput)
+                }
+            }
+            #expect(try await scalar(db.client, "SELECT count(*) FROM support_actions") == before)
+        }
+    }
+
     @Test("support actions are append-only")
     func appendOnly() async throws {
         try await withLedger { db, ledger in

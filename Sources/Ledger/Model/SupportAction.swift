@@ -56,7 +56,10 @@ public struct SupportRequest: Sendable, Hashable {
         self.transactionId = transactionId
     }
 
-    /// Refuses an empty or overlong actor or reason before anything is written.
+    public static let maximumReasonBytes = 2000
+
+    /// Refuses an empty or overlong actor or reason, or one with hidden characters, before anything is
+    /// written.
     func validate() throws {
         let actorScalars = actor.unicodeScalars
         guard !actorScalars.isEmpty, actorScalars.count <= 64,
@@ -66,8 +69,18 @@ public struct SupportRequest: Sendable, Hashable {
         }
         let trimmed = reason.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw LedgerError(.invalidInput, "a reason is required") }
-        guard reason.count <= 500 else {
-            throw LedgerError(.invalidInput, "the reason must be at most 500 characters, got \(reason.count)")
+        // Bytes and code points, not characters: one character may carry any number of combining marks.
+        // (500 code points, as the schema's CHECK counts them, are at most 2,000 bytes.)
+        guard reason.utf8.count <= Self.maximumReasonBytes, reason.unicodeScalars.count <= 500 else {
+            throw LedgerError(
+                .invalidInput,
+                "the reason must be at most 500 characters and \(Self.maximumReasonBytes) bytes, got "
+                    + "\(reason.unicodeScalars.count) and \(reason.utf8.count)")
+        }
+        guard Validation.isVisible(reason) else {
+            throw LedgerError(
+                .invalidInput,
+                "the reason contains invisible or bidirectional-control characters; write it in plain text")
         }
         // Lines and tabs are fine in a reason; other control characters (NUL above all, which
         // PostgreSQL's text cannot hold, and terminal escapes a support tool would print) are not.

@@ -2,11 +2,33 @@ import Receipts
 
 /// Input checks made before anything reaches the database, so bad input gets a clear
 /// `LedgerError(.invalidInput)` (the schema's CHECK constraints back them up).
-enum Validation {
+public enum Validation {
     /// Firebase uids are at most 128 characters; we accept 1–128 printable characters.
     static func uid(_ uid: String) throws {
         try identifier(uid, what: "uid")
     }
+
+    /// Whether every character of `text` shows: no invisible (default-ignorable, e.g. U+200B, U+FEFF,
+    /// U+3164 HANGUL FILLER) or bidi-control (U+202A–U+202E, U+2066–U+2069) scalars, but for the joiner
+    /// and variation selector inside emoji sequences (👨‍👩‍👧, ❤️). What a person reads is what is stored.
+    public static func isVisible(_ text: String) -> Bool {
+        text.allSatisfy { character in
+            let scalars = character.unicodeScalars
+            let isEmojiSequence = scalars.contains { scalar in scalar.value > 0x7F && scalar.properties.isEmoji }
+            return scalars.allSatisfy { scalar in
+                let properties = scalar.properties
+                if properties.isBidiControl { return false }
+                guard properties.isDefaultIgnorableCodePoint || invisibleLetters.contains(scalar.value) else {
+                    return true
+                }
+                // ZWJ and VS16 hold emoji sequences together; elsewhere they hide.
+                return isEmojiSequence && (scalar.value == 0x200D || scalar.value == 0xFE0F)
+            }
+        }
+    }
+
+    /// Letters that render as nothing though not default-ignorable: the Hangul fillers.
+    static let invisibleLetters: Set<UInt32> = [0x115F, 0x1160, 0x3164, 0xFFA0]
 
     static func identifier(_ value: String, what: String) throws {
         let scalars = value.unicodeScalars

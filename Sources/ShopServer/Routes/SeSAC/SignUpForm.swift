@@ -1,4 +1,5 @@
 import Foundation
+import Ledger
 
 /// The SeSAC sign-up form (`POST /v1/user`): `phoneNumber, FCMtoken, nick, birth, email, gender`, kept
 /// as the user's profile. Field names and JSON keys are the clients'.
@@ -52,7 +53,7 @@ struct SignUpForm: Codable, Sendable, Equatable {
 
     static func isUsableNick(_ nick: String) -> Bool {
         nickLength.contains(nick.count) && nick.utf8.count <= nickMaximumBytes
-            && !nick.allSatisfy(\.isWhitespace) && !hasControlCharacters(nick) && isVisible(nick)
+            && !nick.allSatisfy(\.isWhitespace) && !hasControlCharacters(nick) && Validation.isVisible(nick)
     }
 
     static func isValidPhoneNumber(_ phoneNumber: String) -> Bool {
@@ -61,25 +62,6 @@ struct SignUpForm: Codable, Sendable, Equatable {
                 $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0)
             }
     }
-
-    static func isVisible(_ text: String) -> Bool {
-        text.allSatisfy { character in
-            let scalars = character.unicodeScalars
-            let isEmojiSequence = scalars.contains { scalar in scalar.value > 0x7F && scalar.properties.isEmoji }
-            return scalars.allSatisfy { scalar in
-                let properties = scalar.properties
-                if properties.isBidiControl { return false }
-                guard properties.isDefaultIgnorableCodePoint || Self.invisibleLetters.contains(scalar.value) else {
-                    return true
-                }
-                // ZWJ and VS16 hold emoji sequences together (👨‍👩‍👧, ❤️); elsewhere they hide.
-                return isEmojiSequence && (scalar.value == 0x200D || scalar.value == 0xFE0F)
-            }
-        }
-    }
-
-    /// Letters that render as nothing though not default-ignorable: the Hangul fillers.
-    static let invisibleLetters: Set<UInt32> = [0x115F, 0x1160, 0x3164, 0xFFA0]
 
     static func hasControlCharacters(_ text: String) -> Bool {
         text.unicodeScalars.contains { $0.properties.generalCategory == .control }
