@@ -22,6 +22,8 @@ enum ServerTest {
 
     /// Development tokens, stub receipts (signed with `stubSecret`), the admin token, and App Store data
     /// signed by `pki` or Apple; classic receipts signed by `TestReceiptPKI.shared` or Apple.
+    /// No refused-proof limit: the fuzzers post hundreds of refused proofs as one user (UserLimitTests
+    /// set the limits they test).
     static func configuration() -> ServerConfiguration {
         ServerConfiguration(
             auth: AuthConfiguration(acceptsDevelopmentTokens: true, adminToken: adminToken),
@@ -29,7 +31,8 @@ enum ServerTest {
                 bundleId: bundleId, rootCertificates: [.appleRootCAG3, pki.rootCertificate],
                 receiptRootCertificates: [.appleIncRoot, TestReceiptPKI.shared.rootCertificate],
                 acceptsStubReceipts: true,
-                stubSecret: stubSecret))
+                stubSecret: stubSecret),
+            refusedProofLimit: .off)
     }
 
     static var quietLogger: Logger {
