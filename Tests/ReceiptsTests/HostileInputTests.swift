@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Receipts
+import SwiftASN1
 import TestSupport
 import Testing
 import X509
@@ -101,6 +102,36 @@ struct HostileInputTests {
         let forged = strangerPKI.sign(Fixtures.transaction(), signingKey: P256.Signing.PrivateKey())
         #expect(
             await refusalReason { _ = try await Fixtures.verifier(pki).verifyTransaction(forged) } == .invalidSignature)
+    }
+
+    /// `certificate`'s DER with the seconds of its notBefore (the first UTCTime) set to 61, which
+    /// swift-asn1 accepts and swift-certificates asserts against when it makes a `Date` of it.
+    static func withLeapSecond(_ certificate: Certificate) throws -> Certificate {
+        var der = TestPKI.der(certificate)
+        let start = try #require((0..<der.count - 15).first { der[$0] == 0x17 && der[$0 + 1] == 0x0D })
+        der[start + 2 + 10] = UInt8(ascii: "6")
+        der[start + 2 + 11] = UInt8(ascii: "1")
+        return try Certificate(derEncoded: der)
+    }
+
+    @Test("a certificate whose validity has 61 seconds is refused, never turned into a date")
+    func leapSecondValidity() async throws {
+        let stranger = try TestPKI()
+        let leaf = try Self.withLeapSecond(stranger.leaf)
+        let x5c = [leaf, stranger.intermediate, stranger.root].map { Data(TestPKI.der($0)).base64EncodedString() }
+        let jws = stranger.sign(Fixtures.transaction(), header: ["alg": "ES256", "x5c": x5c])
+        let jwsRefusal = await refusal { _ = try await Fixtures.verifier(try TestPKI()).verifyTransaction(jws) }
+        #expect(jwsRefusal?.reason == .untrustedChain && jwsRefusal?.message.contains("60 or more seconds") == true)
+
+        let pki = TestReceiptPKI.shared
+        let receipt = pki.sign(
+            C.receipt().payload(), container: .der,
+            certificates: [try Self.withLeapSecond(pki.leaf), pki.intermediate, pki.root])
+        let receiptRefusal = await refusal {
+            _ = try await C.verifier().prove(receipt: Data(receipt).base64EncodedString(), productId: nil)
+        }
+        #expect(receiptRefusal?.reason == .malformedReceipt)
+        #expect(receiptRefusal?.message.contains("60 or more seconds") == true)
     }
 
     @Test("a cancelled verification stops with cancelled, not a verdict")

@@ -129,11 +129,12 @@ public struct TestReceiptPKI: Sendable {
 
     /// A classic receipt: PKCS#7 SignedData over `payload` (embedded), signed by the leaf, carrying leaf,
     /// intermediate and (unless told not to) root. `signatureAlgorithmOID` defaults to what Apple writes,
-    /// bare `rsaEncryption`; `signedAttributes` adds content-type and message-digest attributes.
+    /// bare `rsaEncryption`; `signedAttributes` adds content-type and message-digest attributes;
+    /// `certificates` replaces the certificates carried.
     public func sign(
         _ payload: [UInt8], container: Container = .berIndefinite, digest: Digest = .sha256,
         signedAttributes: Bool = false, signatureAlgorithmOID: [UInt] = [1, 2, 840, 113_549, 1, 1, 1],
-        includeRoot: Bool = true, signingKey: _RSA.Signing.PrivateKey? = nil
+        includeRoot: Bool = true, signingKey: _RSA.Signing.PrivateKey? = nil, certificates: [Certificate]? = nil
     ) -> [UInt8] {
         typealias B = DERBuilder
         let key = signingKey ?? leafKey
@@ -162,7 +163,8 @@ public struct TestReceiptPKI: Sendable {
             signature = rsaSign(payload)
         }
         return Self.signedData(
-            payload, certificates: includeRoot ? [leaf, intermediate, root] : [leaf, intermediate], signer: leaf,
+            payload, certificates: certificates ?? (includeRoot ? [leaf, intermediate, root] : [leaf, intermediate]),
+            signer: leaf,
             digestOID: digestOID, signatureAlgorithmOID: signatureAlgorithmOID, signature: signature,
             signedAttributes: attributesField, container: container)
     }

@@ -146,6 +146,9 @@ struct AppReceiptVerifier: Sendable {
     private func validateChain(
         leaf: Certificate, certificates: [Certificate], at time: Date
     ) async throws(ReceiptRefusal) {
+        guard SignedDateWindow.isRepresentableInX509(time) else {
+            throw ReceiptRefusal(.malformedReceipt, "the creation date is not a date an X.509 chain can be checked at")
+        }
         // A configured root that signs receipts itself: Xcode's StoreKit Testing certificate, trusted only
         // because the operator configured it (Apple's own roots never sign receipts directly).
         if configuration.receiptRootCertificates.contains(where: { $0.certificate == leaf }) {

@@ -38,6 +38,8 @@ struct SignedReceipt: Sendable {
     /// The most certificates a receipt may carry: Apple's carry the signer, the WWDR intermediate and the
     /// root; one more is allowed for an intermediate Apple might add.
     static let maximumCertificates = 4
+    /// The largest certificate read: Apple's receipt certificates are 1–1.5 KiB.
+    static let maximumCertificateBytes = 8 * 1024
 
     static let signedDataOID: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 2]
     static let dataOID: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 1]
@@ -94,7 +96,17 @@ extension SignedReceipt {
                         "the receipt carries \(count) certificates; at most \(maximumCertificates) are accepted "
                             + "(Apple's receipts carry 3)")
                 }
-                for child in children { certificates.append(try Certificate(derEncoded: Array(child.encodedBytes))) }
+                for child in children {
+                    guard child.encodedBytes.count <= maximumCertificateBytes else {
+                        throw shape(
+                            "a certificate is over \(maximumCertificateBytes) bytes (Apple's are about 1.5 KiB)")
+                    }
+                    let certificate = try Certificate(derEncoded: Array(child.encodedBytes))
+                    guard !CertificateValidityTimes.haveLeapSecond(certificate) else {
+                        throw shape("a certificate has a validity time with 60 or more seconds")
+                    }
+                    certificates.append(certificate)
+                }
                 node = try next(&nodes, "signerInfos")
             }
             if node.identifier == ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific) {

@@ -29,6 +29,9 @@ final class ChainVerifier: Sendable {
         x5c: [String]?, validationTime: Date,
         signature: (P256.Signing.PublicKey) throws(ReceiptRefusal) -> Void
     ) async throws(ReceiptRefusal) {
+        guard SignedDateWindow.isRepresentableInX509(validationTime) else {
+            throw ReceiptRefusal(.malformed, "the validation time is not a date an X.509 chain can be checked at")
+        }
         guard let x5c else { throw ReceiptRefusal(.untrustedChain, "JWS header has no x5c certificate chain") }
         guard x5c.count == 3 else {
             throw ReceiptRefusal(.untrustedChain, "x5c must hold exactly 3 certificates, it holds \(x5c.count)")
@@ -72,11 +75,16 @@ final class ChainVerifier: Sendable {
     }
 
     private static func certificate(_ der: [UInt8], position: Int) throws(ReceiptRefusal) -> Certificate {
+        let certificate: Certificate
         do {
-            return try Certificate(derEncoded: der)
+            certificate = try Certificate(derEncoded: der)
         } catch {
             throw ReceiptRefusal(.untrustedChain, "x5c[\(position)] is not a DER X.509 certificate")
         }
+        guard !CertificateValidityTimes.haveLeapSecond(certificate) else {
+            throw ReceiptRefusal(.untrustedChain, "x5c[\(position)] has a validity time with 60 or more seconds")
+        }
+        return certificate
     }
 
     /// A readable reason for a chain the `Verifier` refused. The verdict is the `Verifier`'s; this only

@@ -23,6 +23,12 @@ public struct SignedDateWindow: Sendable {
 
     public func contains(_ date: Date) -> Bool { earliest <= date && date <= latest }
 
+    /// The years swift-certificates can turn into an X.509 time without trapping (1–9999; NaN is not):
+    /// the chain validators check it again themselves, whoever calls them.
+    static func isRepresentableInX509(_ date: Date) -> Bool {
+        (-62_135_596_800...253_402_300_799).contains(date.timeIntervalSince1970)
+    }
+
     /// `date`, or a refusal with `reason` naming `what` when it lies outside the window.
     @discardableResult
     func check(_ date: Date, _ what: String, reason: ReceiptRefusal.Reason) throws(ReceiptRefusal) -> Date {
