@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Receipts
 import SwiftASN1
 import X509
 
@@ -57,6 +58,16 @@ public enum HostileProofs {
             digestOID: [2, 16, 840, 1, 101, 3, 4, 2, 1], signatureAlgorithmOID: [1, 2, 840, 10045, 4, 3, 2],
             signature: Array(signature), container: container)
         return Data(bytes).base64EncodedString()
+    }
+
+    /// ``lookAlikeChainReceipt(layers:payload:topIssuer:container:)`` under `root`'s name (a server's
+    /// configured receipt root, Apple Inc. Root by default), for a purchase of `product`.
+    public static func lookAlikeChainReceipt(layers: Int, product: String, under root: RootCertificate) throws -> String
+    {
+        let payload = TestReceipt(purchases: [.init(productId: product, transactionId: "look-alike-\(layers)")])
+            .payload()
+        let topIssuer = try Certificate(derEncoded: root.derBytes).subject
+        return try lookAlikeChainReceipt(layers: layers, payload: payload, topIssuer: topIssuer)
     }
 
     /// The App Store notification of the crash: three self-made certificates in `x5c` (a fresh
