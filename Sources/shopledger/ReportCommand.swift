@@ -115,6 +115,10 @@ struct DailyReportCommand: AsyncParsableCommand {
     @OptionGroup var output: ReportOutputOptions
     @OptionGroup var database: DatabaseOptions
 
+    func validate() throws {
+        if let date { try ReportDates.check(date, "--date") }
+    }
+
     func run() async throws {
         let logger = CommandLogging.logger()
         let options = try output.options()
@@ -152,6 +156,8 @@ struct RangeReportCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func validate() throws {
+        try ReportDates.check(from, "--from")
+        try ReportDates.check(to, "--to")
         guard from <= to else { throw ValidationError("--from \(from) is after --to \(to).") }
     }
 
@@ -166,5 +172,17 @@ struct RangeReportCommand: AsyncParsableCommand {
             }
         }
         try output.write(report, logger: logger)
+    }
+}
+
+/// The days a report may be asked for: far from the calendar's ends (years 1 and 9999), which a
+/// report's trend days and periods would step past.
+enum ReportDates {
+    static let range = CalendarDate(year: 1970, month: 1, day: 1)!...CalendarDate(year: 9000, month: 12, day: 31)!
+
+    static func check(_ date: CalendarDate, _ flag: String) throws {
+        guard range.contains(date) else {
+            throw ValidationError("\(flag) \(date) is outside \(range.lowerBound) … \(range.upperBound).")
+        }
     }
 }
