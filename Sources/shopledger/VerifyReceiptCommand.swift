@@ -9,9 +9,10 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
         commandName: "verify-receipt",
         abstract: "Verify a classic App Store receipt (base64 PKCS#7) offline and print every purchase in it.",
         discussion: """
-            Checks what the server checks: the PKCS#7 container, SHA-256, the certificate chain to the receipt \
-            root certificates (Apple Inc. Root by default) at the receipt's creation date with Apple's OIDs, \
-            the signature, then bundle id and environment. Exit status: 0 valid, 1 refused.
+            Checks what the server checks: the PKCS#7 container (at most 4 certificates), the dates, SHA-256, \
+            the signature, the certificate chain to the receipt root certificates (Apple Inc. Root by default) \
+            at the receipt's creation date with Apple's OIDs, then bundle id and environment. Exit status: 0 \
+            valid, 1 refused.
             """)
 
     @Option(

@@ -10,9 +10,9 @@ struct VerifyTransactionCommand: AsyncParsableCommand {
         commandName: "verify-transaction",
         abstract: "Verify an App Store signed transaction or notification offline and print what it says.",
         discussion: """
-            Checks what the server checks: ES256, the x5c chain to the root certificates at the payload's \
-            signedDate, Apple's OIDs, the signature, then bundle id, environment and product type. \
-            Exit status: 0 valid, 1 refused.
+            Checks what the server checks: ES256, the payload's signedDate in range, the signature with the \
+            leaf's key, the x5c chain to the root certificates at that signedDate with Apple's OIDs, then \
+            bundle id, environment and product type. Exit status: 0 valid, 1 refused.
             """)
 
     @Option(
