@@ -125,7 +125,7 @@ final class Concurrency: Sendable {
 /// A prover whose verifications hold their thread, ignoring cancellation, until released (or for 30 s
 /// at most, so that a server that waits for them fails its test instead of hanging it): work that does
 /// not stop at its deadline.
-final class BlockingProver: PurchaseProver {
+final class BlockingProver: PurchaseOnlyProver {
     private let state = Mutex((started: 0, running: 0, released: false))
 
     var started: Int { state.withLock { $0.started } }
@@ -152,14 +152,6 @@ final class BlockingProver: PurchaseProver {
         throw ReceiptRefusal(.invalidSignature, "blocked")
     }
 
-    func verifyTransaction(_ jws: String) async throws(ReceiptRefusal) -> VerifiedTransaction {
-        try await prove(receipt: jws, productId: nil)
-    }
-
-    func verifyNotification(_ signedPayload: String) async throws(ReceiptRefusal) -> VerifiedNotification {
-        _ = try await prove(receipt: signedPayload, productId: nil)
-        throw ReceiptRefusal(.invalidSignature, "blocked")
-    }
 }
 
 /// The value of `body`, or nil when it takes more than `seconds`; then `fallback` runs (it releases

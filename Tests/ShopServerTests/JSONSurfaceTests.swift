@@ -270,16 +270,9 @@ struct JSONSurfaceTests {
 }
 
 /// A prover that takes a minute: to see a request time out.
-struct SlowProver: PurchaseProver {
+struct SlowProver: PurchaseOnlyProver {
     func prove(receipt: String, productId: String?) async throws(ReceiptRefusal) -> VerifiedTransaction {
         try? await Task.sleep(for: .seconds(60))
-        throw ReceiptRefusal(.malformed, "slow")
-    }
-    func verifyTransaction(_ jws: String) async throws(ReceiptRefusal) -> VerifiedTransaction {
-        try await prove(receipt: jws, productId: nil)
-    }
-    func verifyNotification(_ signedPayload: String) async throws(ReceiptRefusal) -> VerifiedNotification {
-        _ = try await prove(receipt: signedPayload, productId: nil)
         throw ReceiptRefusal(.malformed, "slow")
     }
 }

@@ -96,7 +96,7 @@ final class ManualClock: Sendable {
 }
 
 /// A prover that refuses everything and counts how often it was asked.
-final class CountingProver: PurchaseProver {
+final class CountingProver: PurchaseOnlyProver {
     private let count = Mutex(0)
     var calls: Int { count.withLock { $0 } }
 
@@ -105,12 +105,4 @@ final class CountingProver: PurchaseProver {
         throw ReceiptRefusal(.invalidSignature, "refused")
     }
 
-    func verifyTransaction(_ jws: String) async throws(ReceiptRefusal) -> VerifiedTransaction {
-        try await prove(receipt: jws, productId: nil)
-    }
-
-    func verifyNotification(_ signedPayload: String) async throws(ReceiptRefusal) -> VerifiedNotification {
-        _ = try await prove(receipt: signedPayload, productId: nil)
-        throw ReceiptRefusal(.invalidSignature, "refused")
-    }
 }

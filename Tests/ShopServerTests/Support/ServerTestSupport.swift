@@ -218,3 +218,18 @@ func product(_ item: ItemID) -> String {
     case .background: "com.memolease.sesac1.background\(item.index)"
     }
 }
+
+/// A test prover that answers a signed transaction as it answers `prove`, and refuses every
+/// notification after asking `prove` (the tests' provers stand in for purchases).
+protocol PurchaseOnlyProver: PurchaseProver {}
+
+extension PurchaseOnlyProver {
+    func verifyTransaction(_ jws: String) async throws(ReceiptRefusal) -> VerifiedTransaction {
+        try await prove(receipt: jws, productId: nil)
+    }
+
+    func verifyNotification(_ signedPayload: String) async throws(ReceiptRefusal) -> VerifiedNotification {
+        _ = try await prove(receipt: signedPayload, productId: nil)
+        throw ReceiptRefusal(.malformed, "a purchase-only test prover")
+    }
+}
