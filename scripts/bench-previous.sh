@@ -53,7 +53,7 @@ args=("$@")
 run_dir=$(mktemp -d /tmp/shopledger-bench-previous.XXXXXX)
 worktree="$run_dir/worktree"
 builds=${BENCH_PREVIOUS_BUILDS:-/tmp/shopledger-bench-previous-builds}
-scratch="$builds/$sha$([ "$harness" = current ] && echo -current-harness)"
+scratch="$builds/$sha$(if [ "$harness" = current ]; then echo -current-harness; fi)"
 cleanup() {
     git worktree remove --force "$worktree" 2>/dev/null || true
     [ -n "$keep" ] || rm -rf "$run_dir/clusters"
