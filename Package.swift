@@ -168,6 +168,20 @@ let package = Package(
         // The same for docs/openapi.yaml into ShopServer, which serves it at /openapi.yaml.
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
 
+        // Coverage-guided fuzzing (docs/testing.md, "Fuzzing"): the targets, and the libFuzzer driver that also
+        // replays corpus files when built without `-sanitize=fuzzer`.
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "Receipts",
+                "ShopServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "shopledger-fuzz", dependencies: ["FuzzTargets"], swiftSettings: strict),
+
         // Benchmarks (`make bench`): figures, not pass/fail tests.
         .executableTarget(
             name: "PostgresBench", dependencies: ["BenchSupport", "Postgres"], path: "Benchmarks/PostgresBench",

@@ -1,0 +1,41 @@
+#if SHOPLEDGER_LIBFUZZER
+import FuzzTargets
+import Foundation
+
+/// libFuzzer's entry point for programs that have a `main` of their own (libFuzzer's `FuzzerInterface.h`).
+@_silgen_name("LLVMFuzzerRunDriver")
+private func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
+
+/// Runs libFuzzer on one target. Its callback is a C function pointer that captures nothing, so the target
+/// and harness are handed over in statics.
+enum LibFuzzer {
+    // Written once before libFuzzer starts, only read afterwards (on libFuzzer's thread).
+    nonisolated(unsafe) private static var target = FuzzTarget.classicReceipt
+    nonisolated(unsafe) private static var harness: FuzzHarness?
+
+    /// `arguments` as libFuzzer takes them (program name, flags, corpus directories); `-max_len` defaults to
+    /// the target's ``FuzzTarget/maxLength``.
+    static func run(target: FuzzTarget, harness: FuzzHarness, arguments: [String]) -> CInt {
+        Self.target = target
+        Self.harness = harness
+        var arguments = arguments
+        if !arguments.contains(where: { $0.hasPrefix("-max_len=") }) {
+            arguments.insert("-max_len=\(target.maxLength)", at: 1)
+        }
+        var argc = CInt(arguments.count)
+        let argv = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: arguments.count + 1)
+        for (index, argument) in arguments.enumerated() { argv[index] = strdup(argument) }
+        argv[arguments.count] = nil
+        var argvPointer: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
+        return LLVMFuzzerRunDriver(&argc, &argvPointer) { data, size in
+            let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+            LibFuzzer.harness?.runBlocking(LibFuzzer.target, bytes)
+            return 0
+        }
+    }
+}
+#endif
