@@ -236,6 +236,17 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),
+        // Makes the fuzz PKI and the seed corpora from the test PKIs; run by hand (docs/testing.md, "Fuzzing").
+        .executableTarget(
+            name: "fuzz-seeds",
+            dependencies: [
+                "FuzzTargets", "Receipts", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/FuzzSeeds", swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "ReceiptsTests",
