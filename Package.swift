@@ -291,6 +291,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ], swiftSettings: strict),
+        // Every committed fuzz corpus replayed once, uninstrumented; every saved crash replayed in a process of its own.
+        .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         // Fault tests (`make test-faults`; a fast subset runs in `make test`): spawn the built
         // `shopledger serve` against a private cluster, kill it, stop PostgreSQL under load, SIGTERM.
         .testTarget(
