@@ -10,11 +10,32 @@ private func LLVMFuzzerRunDriver(
     _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
 ) -> CInt
 
+/// libFuzzer's own mutator, for a custom mutator to call.
+@_silgen_name("LLVMFuzzerMutate")
+private func LLVMFuzzerMutate(_ data: UnsafeMutablePointer<UInt8>, _ size: Int, _ maxSize: Int) -> Int
+
+/// libFuzzer calls this, when it is defined, instead of its own mutations: classic receipts get the
+/// structure-aware ``DERMutator`` (which mutates a node with libFuzzer's mutator and fixes the DER lengths);
+/// every other target libFuzzer's mutator, as without it.
+@_cdecl("LLVMFuzzerCustomMutator")
+func customMutator(_ data: UnsafeMutablePointer<UInt8>, _ size: Int, _ maxSize: Int, _ seed: UInt32) -> Int {
+    guard LibFuzzer.target == .classicReceipt else { return LLVMFuzzerMutate(data, size, maxSize) }
+    let mutated = DERMutator.mutate(Array(UnsafeBufferPointer(start: data, count: size)), maxSize: maxSize, seed: seed)
+    {
+        input, limit in
+        var buffer = input + [UInt8](repeating: 0, count: max(limit, 1) - input.count)
+        let count = buffer.withUnsafeMutableBufferPointer { LLVMFuzzerMutate($0.baseAddress!, input.count, limit) }
+        return Array(buffer.prefix(count))
+    }
+    mutated.withUnsafeBufferPointer { data.update(from: $0.baseAddress!, count: mutated.count) }
+    return mutated.count
+}
+
 /// Runs libFuzzer on one target. Its callback is a C function pointer that captures nothing, so the target
 /// and harness are handed over in statics.
 enum LibFuzzer {
     // Written once before libFuzzer starts, only read afterwards (on libFuzzer's thread).
-    nonisolated(unsafe) private static var target = FuzzTarget.classicReceipt
+    nonisolated(unsafe) static var target = FuzzTarget.classicReceipt
     nonisolated(unsafe) private static var harness: FuzzHarness?
 
     /// `arguments` as libFuzzer takes them (program name, flags, corpus directories); `-max_len` defaults to
