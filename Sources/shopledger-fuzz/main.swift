@@ -16,6 +16,10 @@ let usage = """
     targets: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))
     """
 
+#if SHOPLEDGER_LIBFUZZER
+LibFuzzer.withoutSwiftBacktracer()
+#endif
+
 var arguments = CommandLine.arguments
 if arguments.count > 1, arguments[1] == "--list" {
     for target in FuzzTarget.allCases { print(target.rawValue, target.maxLength) }
