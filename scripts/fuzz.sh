@@ -59,10 +59,15 @@ for target in $targets; do
     summary+=("$target: ${stats:-?}")
     if [[ -n $found ]]; then
         failed+=("$target")
-        echo "   found:"
-        sed 's/^/     /' <<<"$found"
-        # What trapped, as the Swift runtime said it (libFuzzer alone prints no stack without a sanitizer).
-        grep -E 'Fatal error|ERROR: libFuzzer' "$log" | sed 's/^==[0-9]*== //' | sort | uniq -c | sed 's/^/     /' || true
+        echo "   found (each replayed once for what trapped):"
+        while read -r file; do
+            # The -fork jobs' output is not in the log: the replay says what the Swift runtime said (a release
+            # build's overflow checks trap without a message: replay those with the debug build).
+            what=$(timeout 120 "$fuzzer" "$target" -timeout="$FUZZ_TIMEOUT" "$file" 2>&1 |
+                grep -m1 -E 'Fatal error|ERROR: libFuzzer: (deadly signal|timeout|out-of-memory)' | cut -c1-240 || true)
+            echo "     $file"
+            echo "       ${what:-(no trap on replay)}"
+        done <<<"$found"
     fi
 done
 
