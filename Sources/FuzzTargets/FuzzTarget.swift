@@ -19,7 +19,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case jsonBody = "json-body"
 
     /// The longest input worth trying (libFuzzer's `-max_len`): a classic receipt of a few purchases is
-    /// about 4 KiB of DER, a notification's JWS with its nested transaction about 8 KiB.
+    /// about 4 KiB of DER, a notification with its nested signed transaction about 5 KiB.
     public var maxLength: Int {
         switch self {
         case .classicReceipt, .signedTransaction, .notification: 16 * 1024
