@@ -2,12 +2,16 @@
 #   make run    install what is missing, build, serve on 127.0.0.1:8080 with a private PostgreSQL
 #   make test   install what is missing, run every test against a throwaway PostgreSQL
 #   make test-faults   the reliability scenarios in full, then schemathesis (docs/reliability.md)
+#   make fuzz   coverage-guided fuzzing of the parsers and verifiers, FUZZ_SECONDS per target (docs/testing.md)
 
 SWIFT ?= swift
 HOST ?= 127.0.0.1
 PORT ?= 8080
+# Seconds of fuzzing per target: `make fuzz`, and `make test-faults`, which fuzzes for minutes.
+FUZZ_SECONDS ?= 60
+FUZZ_FAULT_SECONDS ?= 120
 
-.PHONY: run test test-faults build bench deps clean lint
+.PHONY: run test test-faults fuzz build bench deps clean lint
 
 deps:
 	@./scripts/install-deps.sh
@@ -41,12 +45,20 @@ test: deps lint
 # Reliability, in full (a few minutes more than `make test`, which runs the quick scenarios): the real
 # `shopledger serve` killed with SIGKILL, PostgreSQL crashed, SIGTERM under load, with longer loads;
 # the storms and the mutation fuzzers again; then schemathesis against /openapi.yaml (installed from
-# PyPI when missing). `swift build --build-tests` builds the shopledger binary the scenarios spawn.
+# PyPI when missing); then the libFuzzer targets for FUZZ_FAULT_SECONDS each (`make fuzz`, longer).
+# `swift build --build-tests` builds the shopledger binary the scenarios spawn.
 test-faults: deps
 	$(SWIFT) build --build-tests
 	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter 'FaultTests|StormTests|TruncationFuzzTests|MutationFuzzTests' --skip '$(SCALING_FAULTS)'
 	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter '$(SCALING_FAULTS)'
 	./scripts/fuzz-openapi.sh
+	SWIFT=$(SWIFT) FUZZ_SECONDS=$(FUZZ_FAULT_SECONDS) ./scripts/fuzz.sh
+
+# Coverage-guided fuzzing with libFuzzer (from the Swift toolchain): builds the instrumented shopledger-fuzz
+# into .build-fuzz, runs each target for FUZZ_SECONDS on a working copy of its corpus (Fuzz/corpus stays as
+# committed); fails when one crashed, hung or ran out of memory. `make test` replays the committed corpora.
+fuzz: deps
+	SWIFT=$(SWIFT) FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz.sh
 
 # Figures, not pass/fail: release builds; each benchmark starts (and stops) its own PostgreSQL, LoadBench
 # also the release server. Prints the figures and writes docs/performance.md.

@@ -172,6 +172,20 @@ let package = Package(
         // The same for docs/openapi.yaml into ShopServer, which serves it at /openapi.yaml.
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
 
+        // Coverage-guided fuzzing (docs/testing.md, "Fuzzing"): the targets, and the libFuzzer driver that also
+        // replays corpus files when built without `-sanitize=fuzzer`.
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "Receipts",
+                "ShopServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "shopledger-fuzz", dependencies: ["FuzzTargets"], swiftSettings: strict),
+
         // Benchmarks (`make bench`): figures, not pass/fail tests.
         .executableTarget(
             name: "PostgresBench", dependencies: ["BenchSupport", "Postgres"], path: "Benchmarks/PostgresBench",
@@ -226,6 +240,17 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),
+        // Makes the fuzz PKI and the seed corpora from the test PKIs; run by hand (docs/testing.md, "Fuzzing").
+        .executableTarget(
+            name: "fuzz-seeds",
+            dependencies: [
+                "FuzzTargets", "Receipts", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/FuzzSeeds", swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "ReceiptsTests",
@@ -270,6 +295,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ], swiftSettings: strict),
+        // Every committed fuzz corpus replayed once, uninstrumented; every saved crash replayed in a process of its own.
+        .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         // Fault tests (`make test-faults`; a fast subset runs in `make test`): spawn the built
         // `shopledger serve` against a private cluster, kill it, stop PostgreSQL under load, SIGTERM.
         .testTarget(

@@ -17,17 +17,21 @@ public struct TestPKI: Sendable {
         public var leafHasAppleOID = true
         public var leafNotBefore = Date().addingTimeInterval(-TestPKI.year)
         public var leafNotAfter = Date().addingTimeInterval(TestPKI.year)
+        /// The root's and intermediate's validity; nil: ten and five years either side of now. The fuzz PKI
+        /// fixes it, so that its seeds do not depend on the day they were made.
+        public var caValidity: ClosedRange<Date>? = nil
 
         public init(
             rootName: String = "ShopLedger Test Root CA", intermediateHasAppleOID: Bool = true,
             leafHasAppleOID: Bool = true, leafNotBefore: Date = Date().addingTimeInterval(-TestPKI.year),
-            leafNotAfter: Date = Date().addingTimeInterval(TestPKI.year)
+            leafNotAfter: Date = Date().addingTimeInterval(TestPKI.year), caValidity: ClosedRange<Date>? = nil
         ) {
             self.rootName = rootName
             self.intermediateHasAppleOID = intermediateHasAppleOID
             self.leafHasAppleOID = leafHasAppleOID
             self.leafNotBefore = leafNotBefore
             self.leafNotAfter = leafNotAfter
+            self.caValidity = caValidity
         }
     }
 
@@ -47,8 +51,8 @@ public struct TestPKI: Sendable {
 
         root = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
-            notValidBefore: now.addingTimeInterval(-10 * Self.year),
-            notValidAfter: now.addingTimeInterval(10 * Self.year),
+            notValidBefore: options.caValidity?.lowerBound ?? now.addingTimeInterval(-10 * Self.year),
+            notValidAfter: options.caValidity?.upperBound ?? now.addingTimeInterval(10 * Self.year),
             issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
@@ -57,8 +61,8 @@ public struct TestPKI: Sendable {
             issuerPrivateKey: .init(rootKey))
         intermediate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),
-            notValidBefore: now.addingTimeInterval(-5 * Self.year),
-            notValidAfter: now.addingTimeInterval(5 * Self.year),
+            notValidBefore: options.caValidity?.lowerBound ?? now.addingTimeInterval(-5 * Self.year),
+            notValidAfter: options.caValidity?.upperBound ?? now.addingTimeInterval(5 * Self.year),
             issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))

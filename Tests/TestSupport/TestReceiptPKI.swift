@@ -22,12 +22,15 @@ public struct TestReceiptPKI: Sendable {
         public var leafNotAfter = Date().addingTimeInterval(TestPKI.year)
         /// A root key of its own instead of the shared one (a stranger's CA).
         public var ownRootKey = false
+        /// The root's and intermediate's validity; nil: ten and five years either side of now.
+        public var caValidity: ClosedRange<Date>? = nil
 
         public init(
             rootName: String = "ShopLedger Test Receipt Root", intermediateHasAppleOID: Bool = true,
             leafHasAppleOID: Bool = true, intermediateDigest: Digest = .sha256,
             leafNotBefore: Date = Date().addingTimeInterval(-TestPKI.year),
-            leafNotAfter: Date = Date().addingTimeInterval(TestPKI.year), ownRootKey: Bool = false
+            leafNotAfter: Date = Date().addingTimeInterval(TestPKI.year), ownRootKey: Bool = false,
+            caValidity: ClosedRange<Date>? = nil
         ) {
             self.rootName = rootName
             self.intermediateHasAppleOID = intermediateHasAppleOID
@@ -36,6 +39,7 @@ public struct TestReceiptPKI: Sendable {
             self.leafNotBefore = leafNotBefore
             self.leafNotAfter = leafNotAfter
             self.ownRootKey = ownRootKey
+            self.caValidity = caValidity
         }
     }
 
@@ -80,8 +84,8 @@ public struct TestReceiptPKI: Sendable {
         }
         root = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
-            notValidBefore: now.addingTimeInterval(-10 * TestPKI.year),
-            notValidAfter: now.addingTimeInterval(10 * TestPKI.year),
+            notValidBefore: options.caValidity?.lowerBound ?? now.addingTimeInterval(-10 * TestPKI.year),
+            notValidAfter: options.caValidity?.upperBound ?? now.addingTimeInterval(10 * TestPKI.year),
             issuer: rootName, subject: rootName, signatureAlgorithm: .sha256WithRSAEncryption,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
@@ -90,8 +94,8 @@ public struct TestReceiptPKI: Sendable {
             issuerPrivateKey: .init(rootKey))
         intermediate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(keys.intermediate.publicKey),
-            notValidBefore: now.addingTimeInterval(-5 * TestPKI.year),
-            notValidAfter: now.addingTimeInterval(5 * TestPKI.year),
+            notValidBefore: options.caValidity?.lowerBound ?? now.addingTimeInterval(-5 * TestPKI.year),
+            notValidAfter: options.caValidity?.upperBound ?? now.addingTimeInterval(5 * TestPKI.year),
             issuer: rootName, subject: intermediateName,
             signatureAlgorithm: options.intermediateDigest == .sha1 ? .sha1WithRSAEncryption : .sha256WithRSAEncryption,
             extensions: try Certificate.Extensions {

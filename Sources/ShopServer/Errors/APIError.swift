@@ -46,10 +46,10 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
 /// Bad request input: a missing or invalid field, a body that is not what the content type says, a
 /// content type the endpoint does not take. The JSON surface answers `status` (400 or 415), the SeSAC
 /// surface 501 ("client error").
-struct InputError: Error, Sendable, CustomStringConvertible {
+package struct InputError: Error, Sendable, CustomStringConvertible {
     let status: HTTPResponse.Status
-    let code: String
-    let message: String
+    package let code: String
+    package let message: String
 
     init(_ code: String, _ message: String, status: HTTPResponse.Status = .badRequest) {
         self.status = status
@@ -57,7 +57,7 @@ struct InputError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    var description: String { "\(code): \(message)" }
+    package var description: String { "\(code): \(message)" }
 
     static func missingField(_ name: String) -> InputError {
         InputError("missing_field", "the field \(name) is required")

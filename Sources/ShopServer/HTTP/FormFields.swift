@@ -1,10 +1,10 @@
 /// The fields of an `application/x-www-form-urlencoded` body (the SeSAC surface's bodies), parsed
 /// strictly: `+` is a space, `%XX` a byte, names and values must be valid UTF-8, and a name may appear
 /// once. Anything else is an ``InputError`` (the SeSAC surface answers 501).
-struct FormFields: Sendable {
-    private(set) var values: [String: String] = [:]
+package struct FormFields: Sendable {
+    package private(set) var values: [String: String] = [:]
 
-    init(parsing bytes: some Collection<UInt8>) throws(InputError) {
+    package init(parsing bytes: some Collection<UInt8>) throws(InputError) {
         guard !bytes.isEmpty else { return }
         for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
@@ -17,16 +17,16 @@ struct FormFields: Sendable {
         }
     }
 
-    subscript(name: String) -> String? { values[name] }
+    package subscript(name: String) -> String? { values[name] }
 
     /// The field, which must be present and not empty.
-    func required(_ name: String) throws(InputError) -> String {
+    package func required(_ name: String) throws(InputError) -> String {
         guard let value = values[name], !value.isEmpty else { throw InputError.missingField(name) }
         return value
     }
 
     /// The field as a decimal integer (`-`, then 1–9 digits: larger numbers are no index or gender).
-    func requiredInteger(_ name: String) throws(InputError) -> Int {
+    package func requiredInteger(_ name: String) throws(InputError) -> Int {
         let text = try required(name)
         let digits = text.utf8.first == UInt8(ascii: "-") ? text.utf8.dropFirst() : text.utf8[...]
         guard (1...9).contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }), let value = Int(text)

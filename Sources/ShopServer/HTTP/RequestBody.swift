@@ -4,7 +4,7 @@ import Hummingbird
 import NIOCore
 
 /// Reads request bodies within the configured size limit, as the endpoint's content type.
-struct RequestBody: Sendable {
+package struct RequestBody: Sendable {
     let limit: Int
 
     /// The body's bytes; over the limit it is a 413.
@@ -53,7 +53,7 @@ struct RequestBody: Sendable {
     }
 
     /// `buffer` decoded as `T`; a body that is not valid JSON of that shape is a 400 naming the field.
-    static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
+    package static func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {

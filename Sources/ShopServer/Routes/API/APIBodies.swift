@@ -4,7 +4,7 @@ import Ledger
 import Receipts
 
 /// Wire types of the JSON surface: the ledger's domain types mapped to what `docs/openapi.yaml` describes.
-enum APIBodies {
+package enum APIBodies {
     /// `GET /api/v1/me`: `{"uid", "equipped": {face, background}, "owned": {"faces", "backgrounds"}}`.
     struct Me: ResponseEncodable, Sendable {
         struct Owned: Encodable, Sendable {
@@ -169,20 +169,20 @@ enum APIBodies {
     }
 
     /// `POST /api/v1/purchases` body: `{"signedTransaction"}` or `{"receipt", "productId"}`.
-    struct PurchaseRequest: Decodable, Sendable {
-        let signedTransaction: String?
-        let receipt: String?
-        let productId: String?
+    package struct PurchaseRequest: Decodable, Sendable {
+        package let signedTransaction: String?
+        package let receipt: String?
+        package let productId: String?
     }
 
     /// `PUT /api/v1/me/equipped` body and answer.
-    struct Equipped: Codable, ResponseEncodable, Sendable {
+    package struct Equipped: Codable, ResponseEncodable, Sendable {
         let face: Int
         let background: Int
     }
 
     /// `POST /api/v1/notifications/app-store` body.
-    struct NotificationRequest: Decodable, Sendable {
+    package struct NotificationRequest: Decodable, Sendable {
         let signedPayload: String
     }
 
@@ -207,7 +207,7 @@ enum APIBodies {
     }
 
     /// `POST /api/v1/purchases/restore` body.
-    struct RestoreRequest: Decodable, Sendable {
+    package struct RestoreRequest: Decodable, Sendable {
         let transactionId: String?
     }
 

@@ -4,7 +4,7 @@ import Foundation
 /// value a string (at most 1 KiB), a number, a boolean or null; and the sign-up fields the SeSAC user
 /// document reads back (`nick`, `gender`, `email`, `phoneNumber`, `FCMtoken`, `birth`), when present,
 /// of the types and within the rules of the SeSAC sign-up form. Anything else is `invalid_profile`.
-enum ProfileRules {
+package enum ProfileRules {
     static let maximumKeys = 32
     static let maximumKeyBytes = 64
     static let maximumStringBytes = 1024
@@ -19,7 +19,7 @@ enum ProfileRules {
         var birth: String?
     }
 
-    static func check(_ json: String) throws(InputError) {
+    package static func check(_ json: String) throws(InputError) {
         let data = Data(json.utf8)
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw refusal("the profile must be a JSON object")

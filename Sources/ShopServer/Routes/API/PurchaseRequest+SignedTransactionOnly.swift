@@ -8,7 +8,7 @@ extension APIBodies.PurchaseRequest {
     /// the text (no backslash, quote or control character) and valid UTF-8, read without `JSONDecoder`
     /// (a full JSON parse of the 5–7 KB JWS was about 3% of the server's CPU per purchase). Such a body
     /// decodes to the same value either way. Nil for any other body: the caller decodes it in full.
-    init?(signedTransactionOnly buffer: ByteBuffer) {
+    package init?(signedTransactionOnly buffer: ByteBuffer) {
         let bytes = buffer.readableBytesView
         guard bytes.count >= Self.prefix.count + Self.suffix.count, bytes.starts(with: Self.prefix),
             bytes.reversed().starts(with: Self.suffix.reversed())

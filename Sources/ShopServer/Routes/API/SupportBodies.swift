@@ -3,9 +3,9 @@ import Hummingbird
 import Ledger
 
 /// The JSON of the support endpoints (`SupportRoutes`).
-enum SupportBodies {
+package enum SupportBodies {
     /// `POST /api/v1/admin/grants`.
-    struct GrantRequest: Decodable, Sendable {
+    package struct GrantRequest: Decodable, Sendable {
         let uid: String
         let kind: String
         let index: Int
@@ -14,7 +14,7 @@ enum SupportBodies {
     }
 
     /// `POST /api/v1/admin/grants/{actionId}/revoke`.
-    struct RevokeRequest: Decodable, Sendable {
+    package struct RevokeRequest: Decodable, Sendable {
         let reason: String
     }
 

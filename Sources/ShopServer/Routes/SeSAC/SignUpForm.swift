@@ -3,7 +3,7 @@ import Ledger
 
 /// The SeSAC sign-up form (`POST /v1/user`): `phoneNumber, FCMtoken, nick, birth, email, gender`, kept
 /// as the user's profile. Field names and JSON keys are the clients'.
-struct SignUpForm: Codable, Sendable, Equatable {
+package struct SignUpForm: Codable, Sendable, Equatable {
     var phoneNumber: String
     var FCMtoken: String
     var nick: String
@@ -17,7 +17,7 @@ struct SignUpForm: Codable, Sendable, Equatable {
 
     /// Reads and checks the form. Missing or invalid fields are input errors (501); the nickname is
     /// checked separately (``hasUsableNick``: 202).
-    init(_ form: FormFields) throws(InputError) {
+    package init(_ form: FormFields) throws(InputError) {
         phoneNumber = try form.required("phoneNumber")
         FCMtoken = try form.required("FCMtoken")
         nick = try form.required("nick")
