@@ -21,7 +21,7 @@ public final class FuzzHarness: Sendable {
                 configuration: VerifierConfiguration(
                     bundleId: FuzzPKI.bundleId, rootCertificates: [pki.appStoreRoot],
                     receiptRootCertificates: [pki.receiptRoot], acceptsStubReceipts: true, stubSecret: stubSecret,
-                    chainCacheCapacity: chainCache))
+                    chainCacheCapacity: chainCache, now: { FuzzPKI.verifierNow }))
         }
         let shared = try verifier()
         let uncached = try verifier(chainCache: 0)

@@ -13,6 +13,9 @@ public struct FuzzPKI: Sendable {
     public static let stubSecret = "shopledger-fuzz-stub-secret"
     /// The Firebase verifier's clock, pinned: 2030-01-01T00:00:00Z. Seed tokens are issued then.
     public static let firebaseNow = Date(timeIntervalSince1970: 1_893_456_000)
+    /// The receipt verifiers' clock, pinned: 2030-06-07T00:00:00Z, half a day after the seeds were signed,
+    /// so that their dates lie in the window of dates a payload may claim (`SignedDateWindow`).
+    public static let verifierNow = Date(timeIntervalSince1970: 1_907_020_800)
 
     public static let appStoreRootFile = "app-store-root.der"
     public static let receiptRootFile = "receipt-root.der"
