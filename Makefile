@@ -35,11 +35,15 @@ lint:
 # The scenarios past one machine (several servers, a standby, failover) each run two or three
 # servers and clusters: they run after the others, not beside them, whose time bounds are tight.
 SCALING_FAULTS = FaultTests.(SeveralServersTests|StandbyTests|FailoverTests)
+# The attacks (thousands of half-open connections, hostile proofs beside a load) run on their own too:
+# beside the others they pushed the hung-database scenario's 1-second bounds over (docs/security.md).
+HOSTILE_FAULTS = FaultTests.HostileRequestTests
 
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip FaultTests
-	SHOPLEDGER_FAULT_TESTS=quick $(SWIFT) test --skip-build --filter FaultTests --skip '$(SCALING_FAULTS)'
+	SHOPLEDGER_FAULT_TESTS=quick $(SWIFT) test --skip-build --filter FaultTests --skip '$(SCALING_FAULTS)' --skip '$(HOSTILE_FAULTS)'
+	SHOPLEDGER_FAULT_TESTS=quick $(SWIFT) test --skip-build --filter '$(HOSTILE_FAULTS)'
 	SHOPLEDGER_FAULT_TESTS=quick $(SWIFT) test --skip-build --filter '$(SCALING_FAULTS)'
 
 # Reliability, in full (a few minutes more than `make test`, which runs the quick scenarios): the real
@@ -49,7 +53,8 @@ test: deps lint
 # `swift build --build-tests` builds the shopledger binary the scenarios spawn.
 test-faults: deps
 	$(SWIFT) build --build-tests
-	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter 'FaultTests|StormTests|TruncationFuzzTests|MutationFuzzTests' --skip '$(SCALING_FAULTS)'
+	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter 'FaultTests|StormTests|TruncationFuzzTests|MutationFuzzTests' --skip '$(SCALING_FAULTS)' --skip '$(HOSTILE_FAULTS)'
+	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter '$(HOSTILE_FAULTS)'
 	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter '$(SCALING_FAULTS)'
 	./scripts/fuzz-openapi.sh
 	SWIFT=$(SWIFT) FUZZ_SECONDS=$(FUZZ_FAULT_SECONDS) ./scripts/fuzz.sh

@@ -18,7 +18,8 @@ public final class HalfOpenConnections {
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw HalfOpenError("bad address \(host)") }
         let bytes = Array(partial.utf8)
         for _ in 0..<count {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            // Close-on-exec: the processes the tests spawn meanwhile (servers, PostgreSQL) must not inherit thousands.
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard descriptor >= 0 else { break }
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
