@@ -224,19 +224,22 @@ extension LedgerStore {
         let appAccountToken = column { $0.appAccountToken?.uuidString.lowercased() }
         let signedAt = column { Self.text($0.signedDate) }
         let evidence = column { $0.transaction.evidenceSHA256Hex }
+        let claimsToken = column { $0.claimsAccountToken ? "true" : "false" }
         return """
             WITH input AS (
                 SELECT i.n, i.store, i.environment, i.transaction_id, i.original_transaction_id, i.uid, i.product_id,
                        i.book, i.purchased_at::timestamptz AS purchased_at, i.price_milli::bigint AS price_milli,
                        i.currency, i.storefront, i.ownership, i.app_account_token::uuid AS app_account_token,
-                       i.signed_at::timestamptz AS signed_at, decode(i.evidence_hex, 'hex') AS evidence_sha256
+                       i.signed_at::timestamptz AS signed_at, decode(i.evidence_hex, 'hex') AS evidence_sha256,
+                       i.claims_token::boolean AS claims_token
                 FROM unnest(\(store)::text[], \(environment)::text[], \(transactionId)::text[],
                             \(originalTransactionId)::text[], \(uid)::text[], \(productId)::text[], \(book)::text[],
                             \(purchasedAt)::text[], \(priceMilli)::text[], \(currency)::text[], \(storefront)::text[],
-                            \(ownership)::text[], \(appAccountToken)::text[], \(signedAt)::text[], \(evidence)::text[])
+                            \(ownership)::text[], \(appAccountToken)::text[], \(signedAt)::text[], \(evidence)::text[],
+                            \(claimsToken)::text[])
                      WITH ORDINALITY AS i (store, environment, transaction_id, original_transaction_id, uid, product_id,
                                            book, purchased_at, price_milli, currency, storefront, ownership,
-                                           app_account_token, signed_at, evidence_hex, n)
+                                           app_account_token, signed_at, evidence_hex, claims_token, n)
             ),
             item AS (SELECT i.n, c.kind, c.item_index FROM catalog_items c JOIN input i ON c.product_id = i.product_id),
             account AS (SELECT i.n, u.uid, u.app_account_token AS known_token FROM users u JOIN input i ON u.uid = i.uid),

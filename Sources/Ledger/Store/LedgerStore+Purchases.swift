@@ -20,12 +20,17 @@ extension LedgerStore {
     /// A transaction whose `appAccountToken` is not the user's (the token of their first purchase
     /// that carried one) is refused, checked inside the statement (`LedgerStore+AccountToken`).
     ///
+    /// - Parameter claimingAccountToken: whether a first purchase carrying a token sets the user's token;
+    ///   false for a restore (the history is Apple's, not the app's as signed in by this user), which is
+    ///   still refused a token other than the user's.
     /// - Throws: `LedgerError` (`.userNotRegistered`, `.unknownProduct`, `.accountTokenMismatch`,
     ///   `.invalidInput`) with nothing written, or `PostgresError`.
-    public func recordPurchase(_ transaction: VerifiedTransaction, for uid: String) async throws -> PurchaseOutcome {
+    public func recordPurchase(
+        _ transaction: VerifiedTransaction, for uid: String, claimingAccountToken: Bool = true
+    ) async throws -> PurchaseOutcome {
         try Validation.uid(uid)
         try Validation.transaction(transaction)
-        let input = PurchaseInput(transaction: transaction, uid: uid)
+        let input = PurchaseInput(transaction: transaction, uid: uid, claimsAccountToken: claimingAccountToken)
         do {
             if let revocation = RefundEvent(revocationOf: transaction) {
                 return try await recordRevokedPurchase(input, revocation: revocation)
@@ -132,7 +137,8 @@ extension LedgerStore {
                        \(input.purchaseDate)::timestamptz AS purchased_at, \(input.priceMilli)::bigint AS price_milli,
                        \(input.currency)::text AS currency, \(input.storefront)::text AS storefront,
                        \(input.ownership)::text AS ownership, \(input.appAccountToken)::uuid AS app_account_token,
-                       \(input.signedDate)::timestamptz AS signed_at, \(input.evidence)::bytea AS evidence_sha256
+                       \(input.signedDate)::timestamptz AS signed_at, \(input.evidence)::bytea AS evidence_sha256,
+                       \(input.claimsAccountToken)::boolean AS claims_token
             ),
             item AS (SELECT c.kind, c.item_index FROM catalog_items c JOIN input i ON c.product_id = i.product_id),
             account AS (SELECT u.uid, u.app_account_token AS known_token FROM users u JOIN input i ON u.uid = i.uid),
@@ -179,11 +185,14 @@ struct PurchaseInput: Sendable {
     let transaction: VerifiedTransaction
     let uid: String
     let book: String
+    /// Whether this purchase, the user's first carrying a token, sets the user's token.
+    let claimsAccountToken: Bool
 
-    init(transaction: VerifiedTransaction, uid: String) {
+    init(transaction: VerifiedTransaction, uid: String, claimsAccountToken: Bool = true) {
         self.transaction = transaction
         self.uid = uid
         self.book = LedgerBook.name(store: transaction.store, environment: transaction.environment)
+        self.claimsAccountToken = claimsAccountToken
     }
 
     var store: String { transaction.store.rawValue }
