@@ -8,6 +8,9 @@ import Receipts
 extension AppStoreServerAPIClient {
     /// One call: waits for the endpoint's rate limit, sends with a bearer token, retries 429 / 5xx /
     /// no answer, and decodes the 2xx body as `Response` or an error body into ``AppStoreServerAPIError``.
+    ///
+    /// With a ``deadline`` (``within(_:)``) every wait is cut to it: an attempt gets what time is left,
+    /// a backoff or `Retry-After` that ends past it is not waited for, and the failure is thrown now.
     func send<Response: Decodable>(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
         endpoint: RateLimits.Endpoint, environment: StoreEnvironment, as type: Response.Type
@@ -20,7 +23,8 @@ extension AppStoreServerAPIClient {
         var renewedToken = false
         var attempt = 1
         while true {
-            try await limiter.acquire(endpoint, sandbox: sandbox)
+            let attemptTimeout = try timeLeft(for: endpoint)
+            try await limiter.acquire(endpoint, sandbox: sandbox, deadline: deadline)
             let token = try await signer.token()
             var request = HTTPClientRequest(url: url)
             request.method = method
@@ -35,7 +39,7 @@ extension AppStoreServerAPIClient {
             let failure: AppStoreServerAPIError
             var waitHint: Duration?
             do {
-                let (status, headers, bytes) = try await exchange(request)
+                let (status, headers, bytes) = try await exchange(request, timeout: attemptTimeout)
                 if (200..<300).contains(status) {
                     do {
                         return try JSONDecoder().decode(Response.self, from: bytes)
@@ -59,8 +63,15 @@ extension AppStoreServerAPIClient {
                     if let retryAt = Self.retryAfter(headers) {
                         limited.retryAt = retryAt
                         let wait = Duration.seconds(max(0, retryAt.timeIntervalSinceNow))
+                        // Nobody asks this endpoint before then (at most the longest wait we make).
+                        await limiter.hold(
+                            endpoint, sandbox: sandbox, until: .now + min(wait, configuration.maxRetryWait))
                         guard wait <= configuration.maxRetryWait else {
                             limited.message = "Apple asks to wait until \(retryAt), longer than the configured wait"
+                            throw limited
+                        }
+                        if let deadline, .now + wait >= deadline {
+                            limited.message = "Apple asks to wait until \(retryAt), past this call's deadline"
                             throw limited
                         }
                         waitHint = wait
@@ -92,6 +103,8 @@ extension AppStoreServerAPIClient {
             guard attempt < configuration.maxAttempts else { throw failure }
             let backoff = configuration.initialBackoff * (1 << min(attempt - 1, 10))
             let wait = min(waitHint ?? backoff, configuration.maxRetryWait)
+            // Inside a request, a retry that could not start before its deadline is not waited for.
+            if let deadline, .now + wait + Self.shortestAttempt >= deadline { throw failure }
             logger.notice(
                 "App Store Server API call failed; retrying",
                 metadata: ["attempt": "\(attempt)", "wait": "\(wait)", "error": "\(failure)"])
@@ -100,9 +113,23 @@ extension AppStoreServerAPIClient {
         }
     }
 
-    /// Sends `request` and reads the whole answer within the request timeout.
-    private func exchange(_ request: HTTPClientRequest) async throws -> (Int, HTTPHeaders, Data) {
-        let timeout = configuration.requestTimeout
+    /// The shortest attempt worth starting: less time than this left before the deadline, and the call
+    /// gives up rather than send a request it cannot wait for.
+    static let shortestAttempt: Duration = .milliseconds(50)
+
+    /// How long the next attempt may take: the configured request timeout, cut to the time left before
+    /// ``deadline``; throws ``AppStoreServerAPIError/Code/timeout`` when too little is left.
+    private func timeLeft(for endpoint: RateLimits.Endpoint) throws(AppStoreServerAPIError) -> Duration {
+        guard let deadline else { return configuration.requestTimeout }
+        let left = deadline - .now
+        guard left >= Self.shortestAttempt else {
+            throw AppStoreServerAPIError(.timeout, "\(endpoint.rawValue): no time left before this call's deadline")
+        }
+        return min(configuration.requestTimeout, left)
+    }
+
+    /// Sends `request` and reads the whole answer within `timeout`.
+    private func exchange(_ request: HTTPClientRequest, timeout: Duration) async throws -> (Int, HTTPHeaders, Data) {
         return try await withThrowingTaskGroup(of: (Int, HTTPHeaders, Data)?.self) { group in
             group.addTask {
                 let nanoseconds = Int64(timeout.seconds * 1e9)

@@ -15,6 +15,12 @@ import Receipts
 /// answer goes through `prover` (the same ``ReceiptVerifier`` that checks what clients send), and one
 /// that does not verify fails the whole call with ``AppStoreServerAPIError/Code/unverifiedPayload``.
 ///
+/// A call made inside a customer's request goes through ``within(_:)``: it then ends by the request's
+/// deadline whatever Apple does (no attempt, backoff or `Retry-After` wait past it) and leaves a share of
+/// Apple's quota to background work. Background work (sync, pricing) uses the client as configured.
+/// Apple's "not found" for a transaction id is remembered for
+/// ``AppStoreServerAPIConfiguration/notFoundMemory`` (asked again sooner, the answer is the same).
+///
 /// Errors: ``AppStoreServerAPIError``, or `CancellationError` when the calling task is cancelled.
 public struct AppStoreServerAPIClient: Sendable {
     public let configuration: AppStoreServerAPIConfiguration
@@ -22,7 +28,10 @@ public struct AppStoreServerAPIClient: Sendable {
     let httpClient: HTTPClient
     let signer: BearerTokenSigner
     let limiter: RateLimiter
+    let notFound: NotFoundMemory
     let logger: Logger
+    /// Set by ``within(_:)``: every call ends by then.
+    private(set) var deadline: ContinuousClock.Instant?
 
     /// Largest answer body read, in bytes.
     static let maxResponseBytes = 4 * 1024 * 1024
@@ -45,6 +54,17 @@ public struct AppStoreServerAPIClient: Sendable {
             key: configuration.signingKey, keyId: configuration.keyId, issuerId: configuration.issuerId,
             bundleId: configuration.bundleId, lifetime: configuration.tokenLifetime)
         self.limiter = RateLimiter(limits: configuration.rateLimits)
+        self.notFound = NotFoundMemory(lifetime: configuration.notFoundMemory)
+    }
+
+    /// This client (the same token, rate limits and memory) for calls made inside a request that must
+    /// be answered by `deadline`: each call gives up by then with ``AppStoreServerAPIError/Code/timeout``
+    /// (or ``AppStoreServerAPIError/Code/rateLimited`` when Apple, or our share of its quota, asks for
+    /// a wait past it), and leaves ``RateLimits/backgroundShare`` of Apple's quota to background work.
+    public func within(_ deadline: ContinuousClock.Instant) -> AppStoreServerAPIClient {
+        var client = self
+        client.deadline = min(deadline, self.deadline ?? deadline)
+        return client
     }
 
     // MARK: Transactions
@@ -57,7 +77,7 @@ public struct AppStoreServerAPIClient: Sendable {
         _ transactionId: String, in environment: StoreEnvironment? = nil
     ) async throws -> VerifiedTransactions {
         let segment = try pathSegment(transactionId)
-        return try await inTransactionEnvironments(only: environment) { environment in
+        return try await inTransactionEnvironments(transactionId, only: environment) { environment in
             let answer = try await send(
                 .GET, "/inApps/v1/transactions/\(segment)", endpoint: .transactionInfo,
                 environment: environment, as: Wire.TransactionInfoResponse.self)
@@ -76,7 +96,7 @@ public struct AppStoreServerAPIClient: Sendable {
         _ transactionId: String, productTypes: [String] = [], in environment: StoreEnvironment? = nil
     ) async throws -> VerifiedTransactions {
         let segment = try pathSegment(transactionId)
-        return try await inTransactionEnvironments(only: environment) { environment in
+        return try await inTransactionEnvironments(transactionId, only: environment) { environment in
             let signed = try await pagedHistory(
                 "/inApps/v2/history/\(segment)",
                 baseQuery: [("sort", "ASCENDING")] + productTypes.map { ("productType", $0) },
@@ -95,7 +115,7 @@ public struct AppStoreServerAPIClient: Sendable {
         -> VerifiedTransactions
     {
         let segment = try pathSegment(transactionId)
-        return try await inTransactionEnvironments(only: environment) { environment in
+        return try await inTransactionEnvironments(transactionId, only: environment) { environment in
             let signed = try await pagedHistory(
                 "/inApps/v2/refund/lookup/\(segment)", baseQuery: [], endpoint: .refundHistory, environment: environment
             )
@@ -106,7 +126,7 @@ public struct AppStoreServerAPIClient: Sendable {
     /// Look Up Order ID: the transactions of the order id on a customer's App Store receipt email.
     public func lookUpOrder(_ orderId: String) async throws -> OrderLookup {
         let segment = try pathSegment(orderId)
-        return try await inTransactionEnvironments { environment in
+        return try await inTransactionEnvironments("order:" + orderId) { environment in
             let answer = try await send(
                 .GET, "/inApps/v1/lookup/\(segment)", endpoint: .orderLookup, environment: environment,
                 as: Wire.OrderLookupResponse.self)
@@ -189,14 +209,25 @@ public struct AppStoreServerAPIClient: Sendable {
     // MARK: Helpers
 
     /// Runs `body` in production, then in the sandbox when production does not know the id (Apple's
-    /// advice: TestFlight and App Review purchases are sandbox purchases).
+    /// advice: TestFlight and App Review purchases are sandbox purchases). An environment that said
+    /// "not found" for `id` lately is not asked again (``NotFoundMemory``).
     func inTransactionEnvironments<T>(
-        only environment: StoreEnvironment? = nil, _ body: (StoreEnvironment) async throws -> T
+        _ id: String, only environment: StoreEnvironment? = nil, _ body: (StoreEnvironment) async throws -> T
     ) async throws -> T {
         let environments = environment.map { [$0] } ?? configuration.transactionEnvironments
         for (index, environment) in environments.enumerated() {
             do {
-                return try await body(environment)
+                guard !notFound.remembers(id, in: environment) else {
+                    throw AppStoreServerAPIError(
+                        .apiError, "Apple said lately that it does not know \(id) in \(environment)", httpStatus: 404,
+                        apiErrorCode: AppStoreServerAPIError.APIErrorCode.transactionIdNotFound)
+                }
+                do {
+                    return try await body(environment)
+                } catch let error as AppStoreServerAPIError where error.isNotFound {
+                    notFound.remember(id, in: environment)
+                    throw error
+                }
             } catch let error as AppStoreServerAPIError where error.isNotFound && index < environments.count - 1 {
                 logger.debug(
                     "not found; asking the next environment",

@@ -40,6 +40,9 @@ public struct AppStoreServerAPIConfiguration: Sendable {
     public var rateLimits: RateLimits
     /// How long a bearer token is valid (Apple accepts at most 60 minutes).
     public var tokenLifetime: Duration
+    /// How long Apple's "not found" for a transaction id (in one environment) is remembered and given
+    /// again without asking; zero: never remembered.
+    public var notFoundMemory: Duration
 
     /// Apple's current hosts (recommended since 2026; the older `api.storekit.itunes.apple.com` still answers).
     public static let appleProductionBaseURL = "https://api.storekit.apple.com"
@@ -58,7 +61,8 @@ public struct AppStoreServerAPIConfiguration: Sendable {
         maxRetryWait: Duration = .seconds(30),
         initialBackoff: Duration = .milliseconds(500),
         rateLimits: RateLimits = .apple,
-        tokenLifetime: Duration = .seconds(20 * 60)
+        tokenLifetime: Duration = .seconds(20 * 60),
+        notFoundMemory: Duration = .seconds(10 * 60)
     ) {
         self.signingKey = signingKey
         self.keyId = keyId
@@ -73,6 +77,7 @@ public struct AppStoreServerAPIConfiguration: Sendable {
         self.initialBackoff = initialBackoff
         self.rateLimits = rateLimits
         self.tokenLifetime = tokenLifetime
+        self.notFoundMemory = notFoundMemory
     }
 
     /// Clear errors for settings that cannot work.
@@ -88,7 +93,9 @@ public struct AppStoreServerAPIConfiguration: Sendable {
         }
         guard requestTimeout > .zero else { throw refuse("the request timeout must be positive") }
         guard (1...10).contains(maxAttempts) else { throw refuse("attempts must be between 1 and 10") }
-        guard maxRetryWait >= .zero, initialBackoff >= .zero else { throw refuse("waits cannot be negative") }
+        guard maxRetryWait >= .zero, initialBackoff >= .zero, notFoundMemory >= .zero else {
+            throw refuse("waits cannot be negative")
+        }
         guard tokenLifetime >= .seconds(120), tokenLifetime <= .seconds(3600) else {
             throw refuse("the token lifetime must be between 2 and 60 minutes")
         }

@@ -17,10 +17,15 @@ public struct RateLimits: Sendable, Hashable {
     public var perSecond: [Endpoint: Double]
     /// The share of the production rate allowed in the sandbox.
     public var sandboxFactor: Double
+    /// The share of each endpoint's bucket (whole requests, rounded down) that calls made inside a
+    /// customer's request leave to background work (sync, pricing): when the quota runs short, the
+    /// background goes first, and a customer's call fails fast instead of waiting.
+    public var backgroundShare: Double
 
-    public init(perSecond: [Endpoint: Double], sandboxFactor: Double = 0.1) {
+    public init(perSecond: [Endpoint: Double], sandboxFactor: Double = 0.1, backgroundShare: Double = 0.2) {
         self.perSecond = perSecond
         self.sandboxFactor = sandboxFactor
+        self.backgroundShare = backgroundShare
     }
 
     /// Apple's published limits: 50/s for transaction info, history and notification history, 10/s for

@@ -32,6 +32,10 @@ struct PriceBackoffTests {
             }
             let ledger = LedgerStore(client: db.client)
             #expect(try await ledger.unpricedPurchases(limit: 10).map(\.transactionId) == ["c-500", "c-501", "c-502"])
+            // This test moves the back-off's clock, not the real one the client remembers "not found" by.
+            var settings = api.configuration
+            settings.notFoundMemory = .zero
+            let api = try APITest.client(settings)
             let synchronizer = AppStoreSynchronizer(
                 api: api, ledger: ledger, logger: APITest.quietLogger, priceLimit: 2)
 

@@ -1,0 +1,106 @@
+import Foundation
+import Receipts
+import TestSupport
+import Testing
+
+@testable import AppStoreServerAPI
+
+/// The client's manners with Apple's quota and a caller's time: calls inside a request (``within``) end
+/// by their deadline and leave a share of the quota to background work; "not found" is remembered.
+@Suite("AppStoreServerAPI client: deadlines, the shared quota, remembered not-found")
+struct InteractiveCallTests {
+    typealias Transaction = FakeAppStore.Transaction
+
+    @Test("A call within a deadline gives up by it: a hung Apple, every attempt and backoff cut to the time left")
+    func hungAppleWithinDeadline() async throws {
+        try await AppStoreServerAPIClientTests().withFake(
+            prepare: { $0.add(Transaction(id: "1", productId: APITest.product(2), customer: "a")) },
+            configure: {
+                $0.requestTimeout = .seconds(15)
+                $0.maxAttempts = 4
+            }
+        ) { fake, client in
+            fake.script(.hang(.seconds(3)), .hang(.seconds(3)), .hang(.seconds(3)), .hang(.seconds(3)))
+            let start = ContinuousClock.now
+            let error = await #expect(throws: AppStoreServerAPIError.self) {
+                try await client.within(.now + .milliseconds(600)).transactionInfo("1")
+            }
+            let elapsed = ContinuousClock.now - start
+            #expect(error?.code == .timeout, "\(String(describing: error))")
+            #expect(elapsed >= .milliseconds(550) && elapsed < .milliseconds(1500), "\(elapsed)")
+            fake.clearFaults()
+        }
+    }
+
+    @Test("A Retry-After past the deadline is not waited for; Apple's hold is kept for the next callers too")
+    func retryAfterPastDeadline() async throws {
+        try await AppStoreServerAPIClientTests().withFake(
+            prepare: { $0.add(Transaction(id: "1", productId: APITest.product(2), customer: "a")) }
+        ) { fake, client in
+            fake.script(.rateLimited(retryAfterMs: 1_500))
+            let start = ContinuousClock.now
+            let error = await #expect(throws: AppStoreServerAPIError.self) {
+                try await client.within(.now + .seconds(1)).transactionInfo("1")
+            }
+            #expect(error?.code == .rateLimited && error?.retryAt != nil, "\(String(describing: error))")
+            #expect(ContinuousClock.now - start < .milliseconds(500))
+            // Apple said 1.5 s: another call inside a request fails at once without asking Apple again.
+            let again = await #expect(throws: AppStoreServerAPIError.self) {
+                try await client.within(.now + .milliseconds(500)).transactionInfo("1")
+            }
+            #expect(again?.code == .rateLimited)
+            #expect(fake.requests.count == 1)
+            // Background work waits out the hold, then is answered.
+            let answer = try await client.transactionInfo("1")
+            #expect(answer.transactions.map(\.transactionId) == ["1"])
+            #expect(ContinuousClock.now - start >= .milliseconds(1300))
+            #expect(fake.requests.count == 2)
+        }
+    }
+
+    @Test("When the quota runs short, background work goes first; a call inside a request fails fast")
+    func backgroundGoesFirst() async throws {
+        // A bucket of 5 a second: calls inside a request leave 1 (a fifth) to background work.
+        let limiter = RateLimiter(limits: RateLimits(perSecond: [.transactionInfo: 5], sandboxFactor: 1))
+        let far = ContinuousClock.now + .seconds(60)
+        for _ in 0..<4 { try await limiter.acquire(.transactionInfo, sandbox: false, deadline: far) }
+        let start = ContinuousClock.now
+        let starved = await #expect(throws: AppStoreServerAPIError.self) {
+            try await limiter.acquire(.transactionInfo, sandbox: false, deadline: .now + .milliseconds(100))
+        }
+        #expect(starved?.code == .rateLimited, "\(String(describing: starved))")
+        #expect(ContinuousClock.now - start < .milliseconds(100), "it did not wait for a token it cannot get")
+        // The token kept back is the background's, at once; the next background call waits for a refill.
+        try await limiter.acquire(.transactionInfo, sandbox: false)
+        #expect(ContinuousClock.now - start < .milliseconds(100))
+        try await limiter.acquire(.transactionInfo, sandbox: false)
+        #expect(ContinuousClock.now - start >= .milliseconds(150))
+    }
+
+    @Test("Apple's not-found is remembered per id and environment: asked again, Apple is not")
+    func notFoundRemembered() async throws {
+        try await AppStoreServerAPIClientTests().withFake { fake, client in
+            for _ in 0..<3 {
+                let error = await #expect(throws: AppStoreServerAPIError.self) {
+                    try await client.transactionInfo("404404")
+                }
+                #expect(error?.isNotFound == true)
+            }
+            // Production, then the sandbox, once.
+            #expect(fake.requests.map(\.environment) == ["production", "sandbox"])
+            // Another id is asked; a copy made for a request shares the memory.
+            fake.resetRequests()
+            _ = try? await client.within(.now + .seconds(2)).transactionHistory("404404")
+            _ = try? await client.transactionInfo("505505", in: .sandbox)
+            #expect(fake.requests.map(\.path) == ["/inApps/v1/transactions/505505"])
+        }
+    }
+
+    @Test("A memory of zero remembers nothing")
+    func notFoundMemoryOff() async throws {
+        try await AppStoreServerAPIClientTests().withFake(configure: { $0.notFoundMemory = .zero }) { fake, client in
+            for _ in 0..<2 { _ = try? await client.transactionInfo("404404", in: .production) }
+            #expect(fake.requests.count == 2)
+        }
+    }
+}
