@@ -44,7 +44,9 @@ public func buildApplication(
     let appStore = try appStoreClient(configuration, prover: purchaseProver, logger: logger)
     let limits = UserLimits(configuration)
     let desk = PurchaseDesk(
-        prover: purchaseProver, ledger: ledger, metrics: metrics, appStore: appStore, limits: limits, logger: logger)
+        prover: purchaseProver, ledger: ledger, metrics: metrics, appStore: appStore,
+        priceBudget: configuration.appStorePriceBudget, ledgerReserve: configuration.appStoreLedgerReserve,
+        limits: limits, logger: logger)
 
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: ErrorMiddleware())
@@ -67,8 +69,10 @@ public func buildApplication(
     CatalogRoutes(catalog: CatalogStore(client: client)).register(on: api)
     MeRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: api)
     PurchaseRoutes(authenticator: authenticator, desk: desk, body: body).register(on: api)
-    RestoreRoutes(authenticator: authenticator, api: appStore, desk: desk, body: body, limit: limits.restores)
-        .register(on: api)
+    RestoreRoutes(
+        authenticator: authenticator, api: appStore, desk: desk, body: body, limit: limits.restores,
+        budget: configuration.appStoreRestoreBudget, ledgerReserve: configuration.appStoreLedgerReserve
+    ).register(on: api)
     NotificationRoutes(prover: purchaseProver, ledger: ledger, metrics: metrics, body: body).register(on: api)
     AdminRoutes(authenticator: authenticator, ledger: ledger, client: client).register(on: api)
     SupportRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: api)

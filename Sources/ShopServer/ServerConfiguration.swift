@@ -27,6 +27,13 @@ public struct ServerConfiguration: Sendable {
     public var appStoreAPI: AppStoreServerAPIConfiguration?
     /// How often `serve` syncs with the App Store Server API (notification and refund history); nil: never.
     public var appStoreSyncInterval: Duration?
+    /// The longest a price lookup inside a purchase may take (a classic receipt's entry; cut to the
+    /// request's time left less ``appStoreLedgerReserve``). When Apple has not answered by then, the
+    /// purchase is recorded unpriced and a sync prices it later.
+    public var appStorePriceBudget: Duration
+    /// The longest a restore may wait for Apple (cut the same way); then it answers 503
+    /// `app_store_unavailable` and records nothing.
+    public var appStoreRestoreBudget: Duration
     /// Development tokens and stub receipts are refused at start unless the server listens on a
     /// loopback address only, or this is set (`--allow-development-on-public-address`): with them,
     /// `dev:<uid>` impersonates any user and a stub buys anything.
@@ -74,6 +81,8 @@ public struct ServerConfiguration: Sendable {
         firstPurchaseCatchUpInterval: Duration = .seconds(30),
         appStoreAPI: AppStoreServerAPIConfiguration? = nil,
         appStoreSyncInterval: Duration? = nil,
+        appStorePriceBudget: Duration = .seconds(3),
+        appStoreRestoreBudget: Duration = .seconds(6),
         allowsDevelopmentOnPublicAddress: Bool = false,
         googleCertificatesCheckInterval: Duration = .seconds(60),
         metricsToken: String? = nil,
@@ -95,6 +104,8 @@ public struct ServerConfiguration: Sendable {
         self.firstPurchaseCatchUpInterval = firstPurchaseCatchUpInterval
         self.appStoreAPI = appStoreAPI
         self.appStoreSyncInterval = appStoreSyncInterval
+        self.appStorePriceBudget = appStorePriceBudget
+        self.appStoreRestoreBudget = appStoreRestoreBudget
         self.allowsDevelopmentOnPublicAddress = allowsDevelopmentOnPublicAddress
         self.googleCertificatesCheckInterval = googleCertificatesCheckInterval
         self.metricsToken = metricsToken
@@ -105,6 +116,10 @@ public struct ServerConfiguration: Sendable {
         self.refusedProofLimit = refusedProofLimit
         self.purchaseLimit = purchaseLimit
     }
+
+    /// The time a request keeps after a call to Apple for the ledger write that follows it: a second,
+    /// or a quarter of the request timeout when that is shorter.
+    public var appStoreLedgerReserve: Duration { min(.seconds(1), requestTimeout / 4) }
 
     /// Clear errors for settings that cannot work. (Auth and receipt settings are checked further when
     /// the application is built from them.)
@@ -134,6 +149,11 @@ public struct ServerConfiguration: Sendable {
             }
             guard appStoreAPI.bundleId == receipts.bundleId else {
                 throw ConfigurationError("the App Store Server API's bundle id differs from the receipts' bundle id")
+            }
+        }
+        for (name, budget) in [("price", appStorePriceBudget), ("restore", appStoreRestoreBudget)] {
+            guard budget >= .milliseconds(100), budget <= .seconds(600) else {
+                throw ConfigurationError("the App Store \(name) budget must be between 0.1 and 600 seconds")
             }
         }
         if let appStoreSyncInterval {

@@ -104,6 +104,20 @@ struct ServerOptions: ParsableArguments {
     var appStoreSyncInterval: Double?
 
     @Option(
+        name: .customLong("app-store-price-budget"),
+        help:
+            "Seconds a purchase may wait for Apple to price a classic receipt's entry (cut to the request's time left); then it is recorded unpriced and a sync prices it. Default: $SHOPLEDGER_APP_STORE_PRICE_BUDGET or 3"
+    )
+    var appStorePriceBudget: Double?
+
+    @Option(
+        name: .customLong("app-store-restore-budget"),
+        help:
+            "Seconds a restore may wait for Apple's transaction history (cut to the request's time left); then it answers 503 app_store_unavailable. Default: $SHOPLEDGER_APP_STORE_RESTORE_BUDGET or 6"
+    )
+    var appStoreRestoreBudget: Double?
+
+    @Option(
         name: .customLong("notification-sweep-interval"),
         help:
             "Seconds between sweeps that apply stored App Store notifications left unapplied (at least 0.01). Default: $SHOPLEDGER_NOTIFICATION_SWEEP_INTERVAL or 30"
@@ -237,6 +251,11 @@ struct ServerOptions: ParsableArguments {
                 name: "--first-purchase-catch-up-interval"),
             appStoreAPI: try appStore.configuration(bundleId: receipts.bundleId),
             appStoreSyncInterval: syncInterval,
+            appStorePriceBudget: try seconds(
+                appStorePriceBudget, "SHOPLEDGER_APP_STORE_PRICE_BUDGET", default: 3, name: "--app-store-price-budget"),
+            appStoreRestoreBudget: try seconds(
+                appStoreRestoreBudget, "SHOPLEDGER_APP_STORE_RESTORE_BUDGET", default: 6,
+                name: "--app-store-restore-budget"),
             allowsDevelopmentOnPublicAddress: allowDevelopmentOnPublicAddress
                 || Environment.flag("SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS"),
             googleCertificatesCheckInterval: try seconds(

@@ -104,7 +104,8 @@ struct ClassicPricingTests {
             let price = purchase?["price"] as? [String: Any]
             #expect(price?["amountMilli"] as? Int == 3_300_000 && price?["currency"] as? String == "KRW")
             #expect(purchase?["storefront"] as? String == "KOR")
-            #expect(fake.requests.contains { $0.path == "/inApps/v2/history/c-200" })
+            // One entry priced: Get Transaction Info, one request.
+            #expect(fake.requests.map(\.path) == ["/inApps/v1/transactions/c-200"])
 
             let again = try await Self.post(client, receipt: receipt, product: face3)
             #expect(again.status == .ok && again.json["duplicate"] as? Bool == true, "\(again.body)")

@@ -21,7 +21,8 @@ struct RestoreAndSyncTests {
         ServerConfiguration(
             auth: AuthConfiguration(acceptsDevelopmentTokens: true),
             receipts: VerifierConfiguration(
-                bundleId: APITest.bundleId, rootCertificates: [APITest.pki.rootCertificate]),
+                bundleId: APITest.bundleId, rootCertificates: [APITest.pki.rootCertificate],
+                receiptRootCertificates: [TestReceiptPKI.shared.rootCertificate]),
             appStoreAPI: appStore)
     }
 
@@ -73,8 +74,9 @@ struct RestoreAndSyncTests {
 
     @Test("Restore: the whole history for its user, again a duplicate, another user's transaction a conflict")
     func restoreAcrossTwoUsers() async throws {
-        try await withShop(Self.aliceAndBob()) { client, _, _ in
-            let first = try await client.restore(uid: "alice", transactionId: "1003")
+        let fake = Self.aliceAndBob()
+        try await withShop(fake) { client, _, _ in
+            let first = try await client.restore(uid: "alice", signedTransaction: fake.signedTransaction("1003"))
             #expect(first.status == .ok, "\(first.body)")
             #expect(first.json["environment"] as? String == "Production")
             #expect(first.outcomes == ["1003": "recorded", "1001": "recorded", "1002": "recorded"])
@@ -83,15 +85,17 @@ struct RestoreAndSyncTests {
             #expect(owned?["faces"]?.contains(2) == true && owned?["faces"]?.contains(3) == true)
             #expect(owned?["backgrounds"]?.contains(4) == true)
 
+            // Now alice owns part of the history: a bare id of it is enough.
             let again = try await client.restore(uid: "alice", transactionId: "1001")
             #expect(again.outcomes == ["1001": "duplicate", "1002": "duplicate", "1003": "duplicate"])
 
-            let stolen = try await client.restore(uid: "bob", transactionId: "1002")
+            // Even with alice's signed transaction, bob does not get her purchases: they stay with her.
+            let stolen = try await client.restore(uid: "bob", signedTransaction: fake.signedTransaction("1002"))
             #expect(stolen.status == .conflict && stolen.errorCode == "transaction_owned_by_another_user")
             let bobBefore = try await client.api(.get, "/api/v1/me", uid: "bob")
             #expect((bobBefore.json["owned"] as? [String: [Int]])?["faces"]?.contains(2) != true)
 
-            let bobs = try await client.restore(uid: "bob", transactionId: "2001")
+            let bobs = try await client.restore(uid: "bob", signedTransaction: fake.signedTransaction("2001"))
             #expect(bobs.outcomes == ["2001": "recorded"])
         }
     }
@@ -106,8 +110,11 @@ struct RestoreAndSyncTests {
         fake.add(Transaction(id: "6001", productId: APITest.product(3), customer: "dave", appAccountToken: daveToken))
         fake.add(Transaction(id: "6002", productId: APITest.product(4), customer: "dave", appAccountToken: daveToken))
         try await withShop(fake) { client, _, _ in
-            #expect(try await client.restore(uid: "alice", transactionId: "5001").outcomes == ["5001": "recorded"])
-            let foreign = try await client.restore(uid: "alice", transactionId: "6002")
+            // alice buys 5001 in the app: her account now carries aliceToken (a restore never sets it).
+            let bought = try await client.api(
+                .post, "/api/v1/purchases", uid: "alice", json: ["signedTransaction": fake.signedTransaction("5001")])
+            #expect(bought.status == .ok, "\(bought.body)")
+            let foreign = try await client.restore(uid: "alice", signedTransaction: fake.signedTransaction("6002"))
             #expect(foreign.status == .unprocessableContent && foreign.errorCode == "account_token_mismatch")
             let me = try await client.api(.get, "/api/v1/me", uid: "alice")
             #expect((me.json["owned"] as? [String: [Int]])?["faces"]?.contains(3) != true)
@@ -116,22 +123,32 @@ struct RestoreAndSyncTests {
 
     @Test("Restore: each user has a few restores an hour (Apple's quota is the app's); past them 429 with Retry-After")
     func restoreLimit() async throws {
-        try await withShop(Self.aliceAndBob(), configure: { $0.restoreLimit = RateLimit(count: 2, seconds: 3600) }) {
+        let fake = Self.aliceAndBob()
+        try await withShop(fake, configure: { $0.restoreLimit = RateLimit(count: 2, seconds: 3600) }) {
             client, _, _ in
-            for _ in 0..<2 { #expect(try await client.restore(uid: "alice", transactionId: "1003").status == .ok) }
-            let limited = try await client.restore(uid: "alice", transactionId: "1003")
+            let proof = fake.signedTransaction("1003")
+            for _ in 0..<2 { #expect(try await client.restore(uid: "alice", signedTransaction: proof).status == .ok) }
+            let limited = try await client.restore(uid: "alice", signedTransaction: proof)
             #expect(limited.status == .tooManyRequests && limited.errorCode == "rate_limited")
             #expect(limited.headers[.retryAfter].flatMap(Int.init).map { (1...1800).contains($0) } == true)
-            #expect(try await client.restore(uid: "bob", transactionId: "2001").status == .ok, "bob has his own")
+            let bobs = try await client.restore(uid: "bob", signedTransaction: fake.signedTransaction("2001"))
+            #expect(bobs.status == .ok, "bob has his own")
         }
     }
 
     @Test("Restore: a sandbox purchase is found after production's not-found; unknown ids are 404")
     func restoreSandboxAndUnknown() async throws {
-        try await withShop(Self.aliceAndBob()) { client, _, _ in
+        let fake = Self.aliceAndBob()
+        try await withShop(fake) { client, _, _ in
+            // bob bought 3001 in TestFlight (a sandbox purchase); a bare id of it is his to restore.
+            let bought = try await client.api(
+                .post, "/api/v1/purchases", uid: "bob", json: ["signedTransaction": fake.signedTransaction("3001")])
+            #expect(bought.status == .ok, "\(bought.body)")
+            fake.resetRequests()
             let sandbox = try await client.restore(uid: "bob", transactionId: "3001")
             #expect(sandbox.status == .ok && sandbox.json["environment"] as? String == "Sandbox")
-            #expect(sandbox.outcomes == ["3001": "recorded"])
+            #expect(sandbox.outcomes == ["3001": "duplicate"])
+            #expect(fake.requests.map(\.environment) == ["production", "sandbox"])
             let unknown = try await client.restore(uid: "bob", transactionId: "424242")
             #expect(unknown.status == .notFound && unknown.errorCode == "transaction_not_found")
             let missing = try await client.api(.post, "/api/v1/purchases/restore", uid: "bob", json: [String: String]())
@@ -146,8 +163,10 @@ struct RestoreAndSyncTests {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let since = Date().addingTimeInterval(-86_400)
         try await withShop(fake) { client, db, api in
-            #expect(try await client.restore(uid: "alice", transactionId: "1001").status == .ok)
-            #expect(try await client.restore(uid: "bob", transactionId: "2001").status == .ok)
+            #expect(
+                try await client.restore(uid: "alice", signedTransaction: fake.signedTransaction("1001")).status == .ok)
+            #expect(
+                try await client.restore(uid: "bob", signedTransaction: fake.signedTransaction("2001")).status == .ok)
             // While we were "down": Apple refunded 1001 (its notification never arrived) and sent a REFUND
             // for 1003 that we missed; the REFUND for 2001 did arrive live.
             fake.refund("1001", atMs: 1_763_450_000_000)
@@ -161,7 +180,8 @@ struct RestoreAndSyncTests {
                     uuid: "live-2001", type: "REFUND", signedDateMs: now - 3_600_000, transactionId: "2001"))
             // A sandbox (TestFlight) purchase refunded while we were down: its notification is in the
             // sandbox's history.
-            #expect(try await client.restore(uid: "bob", transactionId: "3001").status == .ok)
+            #expect(
+                try await client.restore(uid: "bob", signedTransaction: fake.signedTransaction("3001")).status == .ok)
             fake.refund("3001", atMs: now - 5_000_000)
             fake.add(
                 FakeAppStore.Notification(
@@ -207,9 +227,12 @@ struct RestoreAndSyncTests {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let since = Date().addingTimeInterval(-86_400)
         try await withShop(fake) { client, db, api in
-            #expect(try await client.restore(uid: "alice", transactionId: "1001").status == .ok)
-            #expect(try await client.restore(uid: "alice", transactionId: "1003").status == .ok)
-            #expect(try await client.restore(uid: "bob", transactionId: "2001").status == .ok)
+            #expect(
+                try await client.restore(uid: "alice", signedTransaction: fake.signedTransaction("1001")).status == .ok)
+            #expect(
+                try await client.restore(uid: "alice", signedTransaction: fake.signedTransaction("1003")).status == .ok)
+            #expect(
+                try await client.restore(uid: "bob", signedTransaction: fake.signedTransaction("2001")).status == .ok)
             // Missed while every server was down: a refund only the refund history shows (1001), and
             // REFUND notifications for 1003 and 2001 that never arrived.
             fake.refund("1001", atMs: 1_763_450_000_000)
@@ -246,7 +269,8 @@ struct RestoreAndSyncTests {
     func periodicSyncService() async throws {
         let fake = Self.aliceAndBob()
         try await withShop(fake, configure: { $0.appStoreSyncInterval = .seconds(1) }) { client, db, _ in
-            #expect(try await client.restore(uid: "alice", transactionId: "1002").status == .ok)
+            #expect(
+                try await client.restore(uid: "alice", signedTransaction: fake.signedTransaction("1002")).status == .ok)
             fake.refund("1002", atMs: Int64(Date().timeIntervalSince1970 * 1000) - 60_000)
             var state: String?
             for _ in 0..<100 where state != "refunded" {
@@ -356,7 +380,13 @@ extension TestClientProtocol {
         }
     }
 
+    /// A restore naming a bare transaction id (taken from who owns part of its history).
     func restore(uid: String, transactionId: String) async throws -> ShopAnswer {
         try await api(.post, "/api/v1/purchases/restore", uid: uid, json: ["transactionId": transactionId])
+    }
+
+    /// A restore proven with a StoreKit 2 signed transaction from the device.
+    func restore(uid: String, signedTransaction: String) async throws -> ShopAnswer {
+        try await api(.post, "/api/v1/purchases/restore", uid: uid, json: ["signedTransaction": signedTransaction])
     }
 }

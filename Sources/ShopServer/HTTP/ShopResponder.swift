@@ -69,7 +69,13 @@ struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: R
         let answer = PendingAnswer()
         let task = Task {
             let result: Result<Response, any Error>
-            do { result = .success(try await work()) } catch { result = .failure(error) }
+            do {
+                // Calls the work makes to others fit before its cancel (`RequestBudget`).
+                result = .success(
+                    try await RequestBudget.$workDeadline.withValue(start + cancelAt) { try await work() })
+            } catch {
+                result = .failure(error)
+            }
             answer.give(result)
         }
         let timeout = self.timeout

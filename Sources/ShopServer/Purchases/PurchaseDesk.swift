@@ -22,6 +22,10 @@ struct PurchaseDesk: Sendable {
     /// Prices classic receipts' entries (which carry no price) with Apple's signed transaction; nil when
     /// the App Store Server API is not configured, and they are recorded unpriced.
     var appStore: AppStoreServerAPIClient? = nil
+    /// The longest a price lookup may take, and the time it leaves the request for the ledger write
+    /// (``ServerConfiguration/appStorePriceBudget``, ``ServerConfiguration/appStoreLedgerReserve``).
+    var priceBudget: Duration = .seconds(3)
+    var ledgerReserve: Duration = .seconds(1)
     /// Refused proofs and purchase requests per user.
     var limits = UserLimits()
     var logger = Logger(label: "shopledger.purchases")
@@ -47,12 +51,9 @@ struct PurchaseDesk: Sendable {
     ///   `PostgresError`.
     func purchaseEach(receipt: String, for uid: String) async throws -> [EntryOutcome] {
         try admit(uid)
-        let proven: [ProvenEntry]
-        do throws(ReceiptRefusal) {
-            proven = try await prover.proveEach(receipt: receipt)
-        } catch {
-            throw refused(error, for: uid)
-        }
+        let proven = try await provenEntries(receipt: receipt, for: uid)
+        // One lookup prices every entry (they are one customer's).
+        let prices = await priced(proven.compactMap(\.accepted))
         var outcomes: [EntryOutcome] = []
         for entry in proven {
             let transaction = entry.transaction
@@ -62,7 +63,7 @@ struct PurchaseDesk: Sendable {
                 result = .failure(EntryRefusal(code: refusal.reason.rawValue, message: refusal.message))
             } else {
                 do {
-                    result = .success(try await record(await priced(transaction), for: uid))
+                    result = .success(try await record(prices[transaction.transactionId] ?? transaction, for: uid))
                 } catch let error as LedgerError
                     where error.code == .unknownProduct || error.code == .accountTokenMismatch
                 {
@@ -83,30 +84,58 @@ struct PurchaseDesk: Sendable {
     ///   `PostgresError`.
     func purchase(_ proof: Proof, for uid: String) async throws -> PurchaseOutcome {
         try admit(uid)
-        let transaction: VerifiedTransaction
+        let transaction = try await proven(proof, for: uid)
+        return try await record(await priced([transaction])[transaction.transactionId] ?? transaction, for: uid)
+    }
+
+    /// Proves `proof` for `uid` without recording it (a purchase, or a restore's proof of ownership).
+    ///
+    /// - Throws: `ReceiptRefusal` (counted, and spent from `uid`'s refused-proof allowance), or
+    ///   `CancellationError` when the request ended first.
+    func proven(_ proof: Proof, for uid: String) async throws -> VerifiedTransaction {
         do throws(ReceiptRefusal) {
             switch proof {
-            case .signedTransaction(let jws): transaction = try await prover.verifyTransaction(jws)
+            case .signedTransaction(let jws): return try await prover.verifyTransaction(jws)
             case .receipt(let receipt, let productId):
-                transaction = try await prover.prove(receipt: receipt, productId: productId)
+                return try await prover.prove(receipt: receipt, productId: productId)
             }
         } catch {
             throw refused(error, for: uid)
         }
-        return try await record(await priced(transaction), for: uid)
+    }
+
+    /// Proves every purchase `receipt` holds for `uid`, without recording them; refused as ``proven(_:for:)``.
+    func provenEntries(receipt: String, for uid: String) async throws -> [ProvenEntry] {
+        do throws(ReceiptRefusal) {
+            return try await prover.proveEach(receipt: receipt)
+        } catch {
+            throw refused(error, for: uid)
+        }
     }
 
     /// Whether `uid` may have a proof verified now: under its purchase limit (which this spends) and its
     /// refused-proof limit (which only a refusal spends).
     private func admit(_ uid: String) throws(RateLimitedError) {
-        if let wait = limits.refusedProofs.check(uid) {
-            metrics.recordRateLimited("refused_proofs")
-            throw RateLimitedError(limit: "refused_proofs", retryAfter: wait)
-        }
+        try admitProof(uid)
         if let wait = limits.purchases.take(uid) {
             metrics.recordRateLimited("purchases")
             throw RateLimitedError(limit: "purchases", retryAfter: wait)
         }
+    }
+
+    /// Whether `uid` is under its refused-proof limit (checked, not spent).
+    func admitProof(_ uid: String) throws(RateLimitedError) {
+        if let wait = limits.refusedProofs.check(uid) {
+            metrics.recordRateLimited("refused_proofs")
+            throw RateLimitedError(limit: "refused_proofs", retryAfter: wait)
+        }
+    }
+
+    /// A claim of ownership that did not hold (a restore naming a history that is not `uid`'s): spent
+    /// from `uid`'s refused-proof allowance, like a refused proof.
+    func spendRefusedProof(_ uid: String) {
+        metrics.recordRefusal("proof_required")
+        limits.refusedProofs.take(uid)
     }
 
     /// What a refused proof is answered with: the refusal, counted and spent from `uid`'s refused-proof
@@ -119,32 +148,53 @@ struct PurchaseDesk: Sendable {
         return refusal
     }
 
-    /// Apple's signed transaction for an unpriced App Store transaction (a classic receipt's entry),
-    /// from the transaction history of its original transaction id, verified by the same prover:
-    /// recorded with Apple's price, currency and storefront. When the API is not configured, does not
-    /// answer, or does not list the same purchase, the offline transaction is recorded unpriced.
-    func priced(_ transaction: VerifiedTransaction) async -> VerifiedTransaction {
-        guard let appStore, transaction.store == .appStore, transaction.priceMilli == nil else { return transaction }
+    /// Apple's signed transactions for the unpriced App Store transactions among `transactions` (a
+    /// classic receipt's entries, one customer's), by transaction id: recorded with Apple's price,
+    /// currency and storefront. One call asks for them all: Get Transaction Info for one, the customer's
+    /// transaction history for several, verified by the same prover.
+    ///
+    /// Inside a request the call gets at most ``priceBudget``, cut to the request's time left less
+    /// ``ledgerReserve`` (``RequestBudget``), and Apple's `Retry-After` past that is not waited for.
+    /// When the API is not configured, does not answer in time, or does not list the same purchase,
+    /// the transaction is missing from the answer and is recorded unpriced: a sync prices it later.
+    func priced(_ transactions: [VerifiedTransaction]) async -> [String: VerifiedTransaction] {
+        let unpriced = transactions.filter { $0.store == .appStore && $0.priceMilli == nil }
+        guard let appStore, let first = unpriced.first else { return [:] }
+        let ids = unpriced.map(\.transactionId).joined(separator: ",")
+        guard let deadline = RequestBudget.deadline(budget: priceBudget, reserve: ledgerReserve) else {
+            logger.warning(
+                "no time left in this request to ask Apple for a price; recording unpriced",
+                metadata: ["transactions": "\(ids)"])
+            return [:]
+        }
+        let answer: VerifiedTransactions
         do {
-            let history = try await appStore.transactionHistory(
-                transaction.originalTransactionId, in: transaction.environment)
+            let api = appStore.within(deadline)
+            answer =
+                unpriced.count == 1
+                ? try await api.transactionInfo(first.transactionId, in: first.environment)
+                : try await api.transactionHistory(first.transactionId, in: first.environment)
+        } catch {
+            logger.warning(
+                "could not price a classic receipt's entries through the App Store Server API; recording unpriced",
+                metadata: ["transactions": "\(ids)", "error": "\(error)"])
+            return [:]
+        }
+        var prices: [String: VerifiedTransaction] = [:]
+        for transaction in unpriced {
             guard
-                let signed = history.transactions.first(where: { $0.transactionId == transaction.transactionId }),
+                let signed = answer.transactions.first(where: { $0.transactionId == transaction.transactionId }),
                 signed.productId == transaction.productId, signed.bundleId == transaction.bundleId,
                 signed.environment == transaction.environment, signed.priceMilli != nil
             else {
                 logger.warning(
-                    "the App Store's history does not price this transaction; recording it unpriced",
+                    "the App Store does not price this transaction; recording it unpriced",
                     metadata: ["transaction": "\(transaction.transactionId)"])
-                return transaction
+                continue
             }
-            return signed
-        } catch {
-            logger.warning(
-                "could not price a classic receipt's entry through the App Store Server API; recording it unpriced",
-                metadata: ["transaction": "\(transaction.transactionId)", "error": "\(error)"])
-            return transaction
+            prices[transaction.transactionId] = signed
         }
+        return prices
     }
 
     /// Records a proven transaction (here, or by the App Store Server API client, which verifies with the
@@ -154,9 +204,14 @@ struct PurchaseDesk: Sendable {
     /// comes back priced (Apple's signed transaction: a re-post Apple now prices, a restore, a StoreKit 2
     /// post) gets that price as a price learned later, a `price_learned` journal entry booked once, as a
     /// sync would book it; the duplicate answer shows it.
-    func record(_ transaction: VerifiedTransaction, for uid: String) async throws -> PurchaseOutcome {
+    ///
+    /// - Parameter claimingAccountToken: false for a restore, which never sets the user's appAccountToken.
+    func record(
+        _ transaction: VerifiedTransaction, for uid: String, claimingAccountToken: Bool = true
+    ) async throws -> PurchaseOutcome {
         do {
-            let outcome = try await ledger.recordPurchase(transaction, for: uid)
+            let outcome = try await ledger.recordPurchase(
+                transaction, for: uid, claimingAccountToken: claimingAccountToken)
             switch outcome {
             case .recorded: metrics.recordPurchase("recorded")
             case .duplicate: metrics.recordPurchase("duplicate")

@@ -302,6 +302,11 @@ final class FakeAppStore: Sendable {
         return payload
     }
 
+    /// A transaction of the fake's as StoreKit 2 hands it to the app, signed: what a device sends as proof.
+    func signedTransaction(_ id: String) -> String {
+        pki.sign(payload(state.withLock { $0.transactions[id] }!))
+    }
+
     /// A notification signed as Apple sends it live (the same UUID as one in the history, if given so).
     func signedNotification(uuid: String, type: String, signedDateMs: Int64, transactionId: String) -> String {
         pki.sign(

@@ -206,9 +206,41 @@ package enum APIBodies {
         let purchases: [PurchaseBody]
     }
 
-    /// `POST /api/v1/purchases/restore` body.
+    /// `POST /api/v1/purchases/restore` body: one proof of whose history to restore.
     package struct RestoreRequest: Decodable, Sendable {
+        /// Any StoreKit 2 signed transaction of the app, from the device.
+        let signedTransaction: String?
+        /// A classic app receipt (base64), from the device.
+        let receipt: String?
+        /// A bare transaction id: taken only from a caller who owns part of its history already or
+        /// carries its appAccountToken.
         let transactionId: String?
+
+        enum Proof {
+            case signedTransaction(String)
+            case receipt(String)
+            case transactionId(String)
+
+            var text: String {
+                switch self {
+                case .signedTransaction(let text), .receipt(let text), .transactionId(let text): text
+                }
+            }
+        }
+
+        /// The one proof given; 400 when none or more than one is.
+        func proof() throws(InputError) -> Proof {
+            let given: [Proof] = [
+                signedTransaction.map(Proof.signedTransaction), receipt.map(Proof.receipt),
+                transactionId.map(Proof.transactionId),
+            ].compactMap { $0 }
+            let fields = "signedTransaction (StoreKit 2), receipt (a classic app receipt) or transactionId"
+            guard given.count <= 1 else { throw InputError("too_many_proofs", "give only one of \(fields)") }
+            guard let proof = given.first, !proof.text.isEmpty else {
+                throw InputError("missing_field", "one of \(fields) is required")
+            }
+            return proof
+        }
     }
 
     /// What restoring did with one transaction of the history.

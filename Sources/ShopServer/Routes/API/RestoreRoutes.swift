@@ -4,15 +4,26 @@ import Ledger
 import Logging
 import Receipts
 
-/// `POST /api/v1/purchases/restore`: `{"transactionId": "<any App Store transaction id of the user>"}`.
+/// `POST /api/v1/purchases/restore`: the caller's purchases from Apple's transaction history, given one
+/// proof of whose history it is:
 ///
-/// Fetches the customer's transaction history from Apple (production, then the sandbox; every entry
-/// verified like a client-sent transaction) and records each purchase for the caller with the usual
-/// idempotency. The transaction named must not be recorded for another user (409, nothing written) nor
-/// carry an `appAccountToken` other than the caller's purchases carry (422, nothing written); other
-/// entries recorded for another user come back as `conflict` outcomes, and entries refused by the ledger
-/// (unknown product, another account token) as `refused`. 501 when the App Store Server API is not
-/// configured.
+/// - `{"signedTransaction": "<JWS>"}`: any StoreKit 2 transaction of the app from the device, verified
+///   like a purchase; the history is its customer's (asked in its environment);
+/// - `{"receipt": "<base64>"}`: a classic app receipt from the device, verified offline; the history is
+///   that of its entries' customer;
+/// - `{"transactionId": "…"}`: a bare id, which anyone may have read off an e-mailed receipt. Taken only
+///   from a caller who already owns a purchase in that history, or whose appAccountToken the history
+///   carries; otherwise 403 `proof_required` and nothing written (a caller with neither a purchase nor a
+///   token is refused without asking Apple). A refusal spends the refused-proof allowance.
+///
+/// Every entry of the history is verified like a client-sent transaction and recorded for the caller
+/// with the usual idempotency, never setting the caller's appAccountToken. A purchase stays with whoever
+/// recorded it first: the transaction named (or proven) recorded for another user is 409 and nothing is
+/// written; other entries recorded for another user come back as `conflict` outcomes, entries the ledger
+/// refuses (unknown product, another account token) as `refused`.
+///
+/// Apple is asked within ``budget``, cut to the request's time left less ``ledgerReserve``: when it does
+/// not answer by then, 503 `app_store_unavailable`. 501 when the App Store Server API is not configured.
 struct RestoreRoutes {
     let authenticator: Authenticator
     let api: AppStoreServerAPIClient?
@@ -20,37 +31,54 @@ struct RestoreRoutes {
     let body: RequestBody
     /// Restores per user: each asks Apple.
     let limit: UserRateLimiter
+    /// The longest a restore waits for Apple (``ServerConfiguration/appStoreRestoreBudget``).
+    var budget: Duration = .seconds(6)
+    /// The request's time kept for recording the history (``ServerConfiguration/appStoreLedgerReserve``).
+    var ledgerReserve: Duration = .seconds(1)
 
     func register(on group: RouterGroup<some RequestContext>) {
         group.post("purchases/restore") { request, context in try await restore(request, logger: context.logger) }
     }
 
+    /// Whose history a restore asks for: a transaction of it, and how the caller vouched for it.
+    private struct Anchor {
+        var transactionId: String
+        /// Known when proven (the proof says); a bare id is looked up in production, then the sandbox.
+        var environment: StoreEnvironment?
+        var proven: Bool
+    }
+
     func restore(_ request: Request, logger: Logger) async throws -> APIBodies.RestoreResult {
         let uid = try authenticator.uid(fromBearerHeaders: request.headers)
         guard let api else { throw AppStoreAPINotConfigured() }
-        let input = try await body.json(APIBodies.RestoreRequest.self, of: request)
-        guard let transactionId = input.transactionId, !transactionId.isEmpty else {
-            throw InputError.missingField("transactionId")
-        }
+        let proof = try await body.json(APIBodies.RestoreRequest.self, of: request).proof()
+        try desk.admitProof(uid)
+        let anchor = try await anchor(of: proof, for: uid)
         if let wait = limit.take(uid) {
             desk.metrics.recordRateLimited("restore")
             throw RateLimitedError(limit: "restore", retryAfter: wait)
         }
-        let history = try await api.transactionHistory(transactionId)
+        guard let deadline = RequestBudget.deadline(budget: budget, reserve: ledgerReserve) else {
+            throw AppStoreServerAPIError(.timeout, "no time left in this request to ask Apple")
+        }
+        let history = try await api.within(deadline).transactionHistory(
+            anchor.transactionId, in: anchor.environment)
+        if !anchor.proven { try await requireOwnership(of: history, by: uid) }
 
         // The transaction named first: if it is another user's, nothing of the history is recorded.
+        let named = anchor.transactionId
         let ordered = history.transactions.sorted {
-            ($0.transactionId == transactionId ? 0 : 1) < ($1.transactionId == transactionId ? 0 : 1)
+            ($0.transactionId == named ? 0 : 1) < ($1.transactionId == named ? 0 : 1)
         }
         var results: [APIBodies.RestoreOutcome] = []
         for transaction in ordered {
             let outcome: APIBodies.RestoreOutcome
             do {
-                switch try await desk.record(transaction, for: uid) {
+                switch try await desk.record(transaction, for: uid, claimingAccountToken: false) {
                 case .recorded(let purchase): outcome = .init(transaction, "recorded", purchase: purchase)
                 case .duplicate(let purchase): outcome = .init(transaction, "duplicate", purchase: purchase)
                 case .conflict(let reason):
-                    if transaction.transactionId == transactionId, reason == .ownedByAnotherUser {
+                    if transaction.transactionId == named, reason == .ownedByAnotherUser {
                         throw APIError(
                             .conflict, code: reason.rawValue, message: "this transaction is recorded for another user")
                     }
@@ -59,15 +87,67 @@ struct RestoreRoutes {
             } catch let error as LedgerError where error.code == .unknownProduct || error.code == .accountTokenMismatch
             {
                 // The named transaction bound to another account token: the history is not the caller's.
-                if transaction.transactionId == transactionId, error.code == .accountTokenMismatch { throw error }
+                if transaction.transactionId == named, error.code == .accountTokenMismatch { throw error }
                 outcome = .init(transaction, "refused", code: error.code.rawValue)
             }
             results.append(outcome)
         }
         logger.info(
             "restored purchases from the App Store",
-            metadata: ["uid": "\(uid)", "transactions": "\(results.count)", "environment": "\(history.environment)"])
+            metadata: [
+                "uid": "\(uid)", "transactions": "\(results.count)", "environment": "\(history.environment)",
+                "proof": "\(anchor.proven ? "device" : "ownership")",
+            ])
         return .init(environment: history.environment.rawValue, results: results, skipped: history.skipped.count)
+    }
+
+    /// The transaction whose history to ask for. A proof is verified here (no call to Apple); a bare id
+    /// from a caller with neither an App Store purchase nor an appAccountToken is refused here, since no
+    /// history could be theirs.
+    private func anchor(of proof: APIBodies.RestoreRequest.Proof, for uid: String) async throws -> Anchor {
+        switch proof {
+        case .signedTransaction(let jws):
+            let transaction = try await desk.proven(.signedTransaction(jws), for: uid)
+            return Anchor(transactionId: transaction.transactionId, environment: transaction.environment, proven: true)
+        case .receipt(let receipt):
+            let entries = try await desk.provenEntries(receipt: receipt, for: uid).map(\.transaction)
+            guard let entry = entries.first else {
+                throw InputError(
+                    "nothing_to_restore", "the receipt lists no in-app purchase", status: .unprocessableContent)
+            }
+            guard entry.store == .appStore else {
+                throw InputError(
+                    "not_an_app_store_receipt", "only an App Store receipt names a history Apple keeps",
+                    status: .unprocessableContent)
+            }
+            return Anchor(transactionId: entry.transactionId, environment: entry.environment, proven: true)
+        case .transactionId(let id):
+            let standing = try await desk.ledger.restoreStanding(
+                of: uid, environment: .production, transactionIds: [])
+            guard standing.couldOwnAHistory else { throw proofRequired(uid) }
+            return Anchor(transactionId: id, environment: nil, proven: false)
+        }
+    }
+
+    /// A bare id's history is the caller's when they own one of its purchases already, or it carries
+    /// their appAccountToken; otherwise 403, nothing written.
+    private func requireOwnership(of history: VerifiedTransactions, by uid: String) async throws {
+        let standing = try await desk.ledger.restoreStanding(
+            of: uid, environment: history.environment, transactionIds: history.transactions.map(\.transactionId))
+        if standing.ownsOneOfThem { return }
+        if let token = standing.accountToken, history.transactions.contains(where: { $0.appAccountToken == token }) {
+            return
+        }
+        throw proofRequired(uid)
+    }
+
+    private func proofRequired(_ uid: String) -> APIError {
+        desk.spendRefusedProof(uid)
+        return APIError(
+            .forbidden, code: "proof_required",
+            message:
+                "restoring by transaction id needs a purchase of that history on this account; send signedTransaction "
+                + "or receipt from the device instead")
     }
 }
 
