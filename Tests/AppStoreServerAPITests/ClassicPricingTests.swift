@@ -135,6 +135,22 @@ struct ClassicPricingTests {
         }
     }
 
+    @Test("A whole receipt posted at once: every entry priced by one request for the customer's history")
+    func wholeReceiptPricedByOneCall() async throws {
+        let (fake, receipt) = Self.twoFaces("c-600", "c-601")
+        try await withShop(fake) { client, _, _ in
+            let answer = try await client.api(.post, "/api/v1/purchases", uid: "alice", json: ["receipt": receipt])
+            #expect(answer.status == .ok, "\(answer.body)")
+            var prices: [String: Int] = [:]
+            for entry in answer.json["entries"] as? [[String: Any]] ?? [] {
+                let price = (entry["purchase"] as? [String: Any])?["price"] as? [String: Any]
+                prices[entry["transactionId"] as? String ?? ""] = price?["amountMilli"] as? Int
+            }
+            #expect(prices == ["c-600": 3_300_000, "c-601": 2_500_000], "\(answer.body)")
+            #expect(fake.requests.map(\.path) == ["/inApps/v2/history/c-600"])
+        }
+    }
+
     @Test("Recorded unpriced while Apple is down; a restore later books Apple's price once, as a new entry")
     func restorePricesIt() async throws {
         let (fake, receipt) = Self.twoFaces("c-400", "c-401")
