@@ -145,7 +145,11 @@ public struct AppStoreServerAPIClient: Sendable {
                 entries.append(
                     NotificationHistoryEntry(
                         notification: notification, signedPayload: item.signedPayload,
-                        sendAttemptResult: item.sendAttemptResult))
+                        sendAttempts: (item.sendAttempts ?? []).map {
+                            NotificationSendAttempt(
+                                date: $0.attemptDate.map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) },
+                                result: $0.sendAttemptResult ?? "UNKNOWN")
+                        }))
             }
             guard page.hasMore == true else { return entries }
             guard let next = page.paginationToken, !next.isEmpty, seenTokens.insert(next).inserted else {
