@@ -215,6 +215,31 @@ struct SyncFailureTests {
         }
     }
 
+    @Test("serve's periodic sync asks the same period again after an environment's history failed, then moves on")
+    func periodicSyncKeepsSince() async throws {
+        let fake = RestoreAndSyncTests.aliceAndBob()
+        // The first run's sandbox history fails (every attempt); the runs after it answer.
+        fake.script(.status(500, errorCode: nil), times: 3, for: .notificationHistory(in: .sandbox))
+        try await RestoreAndSyncTests().withShop(fake) { _, db, api in
+            let service = AppStoreSyncService(
+                synchronizer: Self.synchronizer(api, db), interval: .milliseconds(100), firstLookBack: Self.day,
+                logger: APITest.quietLogger)
+            let run = Task { try await service.run() }
+            var starts: [Int64?] = []
+            for _ in 0..<200 where starts.count < 3 {
+                try await Task.sleep(for: .milliseconds(50))
+                starts = Self.historyStarts(fake, "production")
+            }
+            run.cancel()
+            _ = try? await run.value
+            try #require(starts.count >= 3, "\(starts)")
+            #expect(starts[1] == starts[0], "the sandbox failed: the same period again")
+            let moved = try #require(starts[2]) - #require(starts[0])
+            // The first run looked back a day; the third from the second's start less 15 minutes.
+            #expect(moved > 86_400_000 - 15 * 60_000 - 60_000, "\(starts)")
+        }
+    }
+
     @Test("Get Notification History: each item's sendAttempts, Apple's delivery attempts, and the last one's result")
     func sendAttempts() async throws {
         let fake = APITest.fake()
