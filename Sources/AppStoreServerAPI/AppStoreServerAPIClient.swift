@@ -138,43 +138,106 @@ public struct AppStoreServerAPIClient: Sendable {
     // MARK: Notifications
 
     /// Get Notification History: every notification Apple sent (or tried to) between the dates, all pages
-    /// (`paginationToken`), each verified. Apple keeps about 180 days.
+    /// (`paginationToken`), each verified. Apple keeps 180 days in production and 30 in the sandbox
+    /// (``notificationHistoryRetention(in:)``) and refuses an older `start` (errorCode 4000012).
     ///
     /// - Parameter environment: whose history; by default the configured environment (production, or
     ///   the sandbox for a sandbox-only configuration). ``notificationEnvironments`` lists those worth asking.
+    /// - Returns: everything, or nothing when any page fails; ``notificationHistoryPages(from:to:onlyFailures:in:)``
+    ///   hands over each page as it arrives.
     public func notificationHistory(
         from start: Date, to end: Date = Date(), onlyFailures: Bool = false, in environment: StoreEnvironment? = nil
     )
         async throws -> [NotificationHistoryEntry]
     {
-        let environment = environment ?? configuration.primaryEnvironment
-        let request = Wire.NotificationHistoryRequest(
-            startDate: Int64(start.timeIntervalSince1970 * 1000), endDate: Int64(end.timeIntervalSince1970 * 1000),
-            onlyFailures: onlyFailures ? true : nil)
-        let body = try JSONEncoder().encode(request)
         var entries: [NotificationHistoryEntry] = []
-        var token: String?
-        var seenTokens: Set<String> = []
-        for _ in 0..<Self.maxPages {
-            let page = try await send(
-                .POST, "/inApps/v1/notifications/history", query: token.map { [("paginationToken", $0)] } ?? [],
-                body: body, endpoint: .notificationHistory, environment: environment,
-                as: Wire.NotificationHistoryResponse.self)
-            for item in page.notificationHistory ?? [] {
-                let notification = try await verifyNotification(item.signedPayload, from: environment)
-                entries.append(
-                    NotificationHistoryEntry(
-                        notification: notification, signedPayload: item.signedPayload,
-                        sendAttemptResult: item.sendAttemptResult))
-            }
-            guard page.hasMore == true else { return entries }
-            guard let next = page.paginationToken, !next.isEmpty, seenTokens.insert(next).inserted else {
-                throw AppStoreServerAPIError(
-                    .unexpectedResponse, "notification history says hasMore but gives no new paginationToken")
-            }
-            token = next
+        for try await page in notificationHistoryPages(
+            from: start, to: end, onlyFailures: onlyFailures, in: environment)
+        {
+            entries += page
         }
-        throw AppStoreServerAPIError(.unexpectedResponse, "notification history ran over \(Self.maxPages) pages")
+        return entries
+    }
+
+    /// Get Notification History a page at a time, each page's notifications verified before it is
+    /// handed over: a caller that stores each page as it arrives keeps the pages before one that fails
+    /// (the iteration then throws, and ends).
+    public func notificationHistoryPages(
+        from start: Date, to end: Date = Date(), onlyFailures: Bool = false, in environment: StoreEnvironment? = nil
+    ) -> NotificationHistoryPages {
+        NotificationHistoryPages(
+            client: self, environment: environment ?? configuration.primaryEnvironment,
+            request: Wire.NotificationHistoryRequest(
+                startDate: Int64(start.timeIntervalSince1970 * 1000), endDate: Int64(end.timeIntervalSince1970 * 1000),
+                onlyFailures: onlyFailures ? true : nil))
+    }
+
+    /// How far back Apple keeps an environment's notification history: 180 days in production, 30 days
+    /// in the sandbox. A `start` before that is refused with errorCode 4000012.
+    public static func notificationHistoryRetention(in environment: StoreEnvironment) -> TimeInterval {
+        (environment == .production ? 180 : 30) * 86_400
+    }
+
+    /// The pages of one Get Notification History (``notificationHistoryPages(from:to:onlyFailures:in:)``):
+    /// each element one page's verified entries, in Apple's order.
+    public struct NotificationHistoryPages: AsyncSequence, Sendable {
+        public typealias Element = [NotificationHistoryEntry]
+
+        let client: AppStoreServerAPIClient
+        let environment: StoreEnvironment
+        let request: Wire.NotificationHistoryRequest
+
+        public func makeAsyncIterator() -> Iterator { Iterator(pages: self) }
+
+        public struct Iterator: AsyncIteratorProtocol {
+            let pages: NotificationHistoryPages
+            var token: String?
+            var seenTokens: Set<String> = []
+            var fetched = 0
+            var finished = false
+            /// A failure found after a page was verified: thrown by the next call, so the page is kept.
+            var pendingFailure: AppStoreServerAPIError?
+
+            /// The next page; nil after the last one (or after a failure, which is thrown once).
+            public mutating func next() async throws -> [NotificationHistoryEntry]? {
+                guard !finished else { return nil }
+                finished = true  // Until this page is through: a throw below ends the iteration.
+                if let pendingFailure { throw pendingFailure }
+                guard fetched < AppStoreServerAPIClient.maxPages else {
+                    throw AppStoreServerAPIError(
+                        .unexpectedResponse, "notification history ran over \(AppStoreServerAPIClient.maxPages) pages")
+                }
+                let client = pages.client
+                let environment = pages.environment
+                let page = try await client.send(
+                    .POST, "/inApps/v1/notifications/history", query: token.map { [("paginationToken", $0)] } ?? [],
+                    body: try JSONEncoder().encode(pages.request), endpoint: .notificationHistory,
+                    environment: environment, as: Wire.NotificationHistoryResponse.self)
+                fetched += 1
+                var entries: [NotificationHistoryEntry] = []
+                for item in page.notificationHistory ?? [] {
+                    let notification = try await client.verifyNotification(item.signedPayload, from: environment)
+                    entries.append(
+                        NotificationHistoryEntry(
+                            notification: notification, signedPayload: item.signedPayload,
+                            sendAttempts: (item.sendAttempts ?? []).map {
+                                NotificationSendAttempt(
+                                    date: $0.attemptDate.map { Date(timeIntervalSince1970: TimeInterval($0) / 1000) },
+                                    result: $0.sendAttemptResult ?? "UNKNOWN")
+                            }))
+                }
+                if page.hasMore == true {
+                    if let next = page.paginationToken, !next.isEmpty, seenTokens.insert(next).inserted {
+                        token = next
+                    } else {
+                        pendingFailure = AppStoreServerAPIError(
+                            .unexpectedResponse, "notification history says hasMore but gives no new paginationToken")
+                    }
+                    finished = false
+                }
+                return entries
+            }
+        }
     }
 
     /// Request a Test Notification: Apple sends a `TEST` notification to the app's configured URL.

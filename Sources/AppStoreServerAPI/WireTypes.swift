@@ -31,10 +31,19 @@ enum Wire {
         var onlyFailures: Bool?
     }
 
+    /// Apple's `sendAttemptItem`: one attempt to send a notification to the app's endpoint.
+    struct SendAttemptItem: Decodable {
+        /// UNIX time in milliseconds.
+        var attemptDate: Int64?
+        var sendAttemptResult: String?
+    }
+
+    /// Get Notification History's answer: `notificationHistoryResponseItem`s, each a signed payload and
+    /// Apple's attempts to deliver it (at most six).
     struct NotificationHistoryResponse: Decodable {
         struct Item: Decodable {
             var signedPayload: String
-            var sendAttemptResult: String?
+            var sendAttempts: [SendAttemptItem]?
         }
         var notificationHistory: [Item]?
         var hasMore: Bool?
@@ -46,11 +55,7 @@ enum Wire {
     }
 
     struct CheckTestNotificationResponse: Decodable {
-        struct Attempt: Decodable {
-            var attemptDate: Int64?
-            var sendAttemptResult: String?
-        }
         var signedPayload: String
-        var sendAttempts: [Attempt]?
+        var sendAttempts: [SendAttemptItem]?
     }
 }

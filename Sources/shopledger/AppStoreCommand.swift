@@ -52,9 +52,19 @@ struct AppStoreSyncCommand: AsyncParsableCommand {
         commandName: "sync",
         abstract: "Store and apply notifications Apple sent since a date, and record refunds of purchases still live.",
         discussion: """
-            Get Notification History → the notification inbox (deduplicated on notificationUUID, so running it \
-            twice, or beside live notifications, applies each once), then Get Refund History for every user with \
-            a live App Store purchase → refunds recorded. Apple keeps about 180 days of notification history.
+            Get Notification History of production and the sandbox → the notification inbox (deduplicated \
+            on notificationUUID, so running it twice, or beside live notifications, applies each once), page \
+            by page; then Get Transaction Info for purchases recorded without a price; then Get Refund \
+            History for every user with a live App Store purchase → refunds recorded. Each step (and each \
+            environment's history) runs whatever another did, and what it fetched and verified is kept.
+
+            Apple keeps 180 days of notification history in production and 30 in the sandbox: an older \
+            --since is moved to the start of each environment's window (an hour inside it), with a warning.
+
+            Prints what it did, each notification it stored now (Apple's delivery did not bring it) with \
+            Apple's last delivery attempt, warnings, and each failure with its step, environment and error. \
+            Exit code 0 when nothing failed (warnings alone included), 1 when something did (the next run \
+            tries it again).
             """)
 
     @Option(help: "Start of the notification history: YYYY-MM-DD (UTC) or an ISO 8601 time.")
@@ -73,9 +83,32 @@ struct AppStoreSyncCommand: AsyncParsableCommand {
             let synchronizer = AppStoreSynchronizer(
                 api: api, ledger: LedgerStore(client: client, logger: logger), logger: logger)
             let report = try await synchronizer.sync(since: since.date, until: until?.date ?? Date())
-            print(report)
+            for line in Self.lines(report) { print(line) }
             if report.failures > 0 { throw ExitCode(1) }
         }
+    }
+
+    /// The report for an operator: the counts; warnings; the notifications stored now with Apple's last
+    /// attempt to deliver each (why they were missed); what failed. Lists are bounded by the report's.
+    static func lines(_ report: AppStoreSynchronizer.Report) -> [String] {
+        let format = ISO8601DateFormatter()
+        var lines = ["\(report)"]
+        lines += report.warnings.map { "warning: \($0)" }
+        if !report.storedNotifications.isEmpty {
+            lines.append("stored now, missed when Apple sent them (uuid, type, environment, Apple's last attempt):")
+            for stored in report.storedNotifications {
+                let attempt =
+                    stored.lastAttempt.map { $0.result + ($0.date.map { " at " + format.string(from: $0) } ?? "") }
+                    ?? "no attempt listed"
+                lines.append("  \(stored.uuid) \(stored.type) \(stored.environment) \(attempt)")
+            }
+            let more = report.notificationsStored - report.storedNotifications.count
+            if more > 0 { lines.append("  ... and \(more) more") }
+        }
+        lines += report.failed.map { "failed: \($0)" }
+        let unlisted = report.failures - report.failed.count
+        if unlisted > 0 { lines.append("failed: ... and \(unlisted) more (see the log)") }
+        return lines
     }
 }
 

@@ -86,6 +86,12 @@ struct AppStoreCommandTests {
                 let first = try await Self.shopledger(arguments, environment: environment)
                 #expect(first.status == 0, "\(first.output)")
                 #expect(first.output.contains("notifications: 1 seen, 1 new, 1 applied"), "\(first.output)")
+                // 2026-01-01 is older than either environment keeps: asked from their windows, a warning each.
+                for environment in ["Production", "Sandbox"] {
+                    #expect(first.output.contains("warning: notification history (\(environment))"), "\(first.output)")
+                }
+                // What Apple failed to deliver and this run stored, with Apple's last attempt.
+                #expect(first.output.contains("cli-missed REFUND Production TIMED_OUT"), "\(first.output)")
                 let second = try await Self.shopledger(arguments, environment: environment)
                 #expect(
                     second.status == 0 && second.output.contains("notifications: 1 seen, 0 new, 0 applied"),
@@ -97,6 +103,37 @@ struct AppStoreCommandTests {
                     "SELECT count(*) FROM refund_events WHERE source_event_id = 'cli-missed'"
                 ).single().decode(Int.self, at: 0)
                 #expect(stored == 1 && events == 1)
+            }
+        }
+    }
+
+    @Test("sync with the sandbox's history failing: exit 1 naming it; production's notification is stored")
+    func syncReportsFailedEnvironment() async throws {
+        let fake = APITest.fake()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        fake.add(FakeAppStore.Transaction(id: "7901", productId: APITest.product(2), customer: "a"))
+        fake.add(
+            FakeAppStore.Notification(
+                uuid: "cli-kept", type: "REFUND", signedDateMs: now - 60_000, transactionId: "7901"))
+        // Every attempt of the client's default four.
+        fake.script(.status(500, errorCode: nil), times: 4, for: .notificationHistory(in: .sandbox))
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await fake.run { production, sandbox in
+            let (environment, options) = try Self.settings(
+                fake, production: production, sandbox: sandbox, folder: folder)
+            try await withTestDatabase { db in
+                let since = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-86_400))
+                let run = try await Self.shopledger(
+                    ["appstore", "sync", "--since", since, "--database-url", db.url] + options, environment: environment
+                )
+                #expect(run.status == 1, "\(run.output)")
+                #expect(run.output.contains("failed: notification history (Sandbox): api_error"), "\(run.output)")
+                #expect(!run.output.contains("warning:"), "\(run.output)")
+                let stored = try await db.client.query(
+                    "SELECT count(*) FROM store_notifications WHERE notification_uuid = 'cli-kept'"
+                ).single().decode(Int.self, at: 0)
+                #expect(stored == 1, "\(run.output)")
             }
         }
     }

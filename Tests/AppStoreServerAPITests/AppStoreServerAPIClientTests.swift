@@ -117,7 +117,7 @@ struct AppStoreServerAPIClientTests {
             #expect(entries.map(\.notification.notificationUUID) == (0..<5).map { "uuid-\($0)" })
             #expect(
                 entries.allSatisfy {
-                    $0.notification.transaction?.transactionId == "601" && $0.sendAttemptResult == "TIMED_OUT"
+                    $0.notification.transaction?.transactionId == "601" && $0.lastAttempt?.result == "TIMED_OUT"
                 })
             #expect(fake.requests.count == 3)
         }

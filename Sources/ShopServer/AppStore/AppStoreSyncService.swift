@@ -1,10 +1,13 @@
 import Foundation
 import Logging
+import Receipts
 import ServiceLifecycle
 
 /// Runs ``AppStoreSynchronizer`` every `interval` inside `serve` (off unless configured), until
 /// graceful shutdown. Each run looks back from the previous run's start with an overlap, so a
 /// notification signed just before a run is not missed; the first run looks back `firstLookBack`.
+/// When the notification history of an environment was not all fetched and stored, the next run asks
+/// for the same period again (Apple's window still bounds it: the synchronizer clamps).
 struct AppStoreSyncService: Service {
     let synchronizer: AppStoreSynchronizer
     let interval: Duration
@@ -21,16 +24,36 @@ struct AppStoreSyncService: Service {
                 let started = Date()
                 do {
                     let report = try await synchronizer.sync(since: since, until: started)
-                    logger.notice("App Store sync", metadata: ["report": "\(report)"])
-                    since = started.addingTimeInterval(-Self.overlap)
+                    log(report)
+                    since = Self.nextSince(after: report, since: since, started: started)
                 } catch is CancellationError {
                     break
                 } catch {
-                    // Keep `since`: the next run asks for the same period again.
+                    // The synchronizer throws only on cancellation; anything else keeps `since`, asked again.
                     logger.warning("App Store sync failed; will try again", metadata: ["error": "\(error)"])
                 }
                 try? await Task.sleep(for: interval)
             }
         }
+    }
+
+    /// Where the next run starts: the same `since` when the notification history of an environment
+    /// was not all fetched and stored (so that period is asked again), otherwise shortly before this
+    /// run's start.
+    static func nextSince(after report: AppStoreSynchronizer.Report, since: Date, started: Date) -> Date {
+        report.notificationHistoryComplete ? started.addingTimeInterval(-overlap) : since
+    }
+
+    /// What the run amounted to (the synchronizer logged each failure and warning as it happened).
+    private func log(_ report: AppStoreSynchronizer.Report) {
+        var metadata: Logger.Metadata = ["report": "\(report)"]
+        if !report.warnings.isEmpty { metadata["warnings"] = "\(report.warnings)" }
+        guard report.failures > 0 else {
+            logger.notice("App Store sync", metadata: metadata)
+            return
+        }
+        metadata["failed"] = "\(report.failed.map(\.description))"
+        metadata["asked_again"] = "\(report.notificationHistoryIncomplete.map(\.rawValue).sorted())"
+        logger.warning("App Store sync: some of it failed; the next run tries again", metadata: metadata)
     }
 }

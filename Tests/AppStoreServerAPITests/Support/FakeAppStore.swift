@@ -14,9 +14,13 @@ import TestSupport
 /// A fake App Store Server API on 127.0.0.1: a real HTTP server that checks every request's bearer
 /// token (ES256 signature with the test key and every claim), serves transactions, histories, refunds,
 /// orders and notifications signed by a ``TestPKI``, and answers scripted faults (401, 404, 429 with
-/// `Retry-After`, 500, a hang, a forged payload).
+/// `Retry-After`, 500, a hang, a forged payload), to any request or to those of one environment,
+/// endpoint or page (``script(_:times:for:)``).
 ///
-/// Production is served under `/production`, the sandbox under `/sandbox`.
+/// Production is served under `/production`, the sandbox under `/sandbox`. Get Notification History
+/// answers as Apple documents it: each item is `{signedPayload, sendAttempts: [{attemptDate,
+/// sendAttemptResult}]}`, and a `startDate` older than the environment's history (180 days in
+/// production, 30 in the sandbox) is refused with 400 and errorCode 4000012.
 final class FakeAppStore: Sendable {
     struct Transaction: Sendable {
         var id: String
@@ -38,6 +42,9 @@ final class FakeAppStore: Sendable {
         var signedDateMs: Int64
         var transactionId: String?
         var environment: StoreEnvironment = .production
+        /// The results of Apple's attempts to send it to the app's endpoint, first attempt first (at most
+        /// six: the first and five retries); dated on Apple's retry schedule from `signedDateMs`.
+        var attempts = ["TIMED_OUT"]
     }
 
     enum Fault: Sendable {
@@ -51,12 +58,36 @@ final class FakeAppStore: Sendable {
         case forgedSignature
     }
 
+    /// The requests a targeted fault answers: every condition given must hold.
+    struct Target: Sendable {
+        var environment: StoreEnvironment?
+        /// The request's path (after the environment) starts with this.
+        var path: String?
+        /// The page of a paginated endpoint, from 1 (the first page has no `paginationToken` or `revision`).
+        var page: Int?
+
+        static let notificationHistoryPath = "/inApps/v1/notifications/history"
+
+        static func notificationHistory(in environment: StoreEnvironment? = nil, page: Int? = nil) -> Target {
+            Target(environment: environment, path: notificationHistoryPath, page: page)
+        }
+    }
+
     struct Request: Sendable {
         var method: String
         var path: String
         var environment: String
         var at: ContinuousClock.Instant
         var tokenProblem: String?
+        /// Get Notification History's `startDate` (UNIX ms), for that endpoint.
+        var startDateMs: Int64? = nil
+    }
+
+    /// A fault for the next `remaining` requests its target selects.
+    private struct TargetedFault {
+        var fault: Fault
+        var target: Target
+        var remaining: Int
     }
 
     private struct State {
@@ -69,6 +100,7 @@ final class FakeAppStore: Sendable {
         var deliveryURL: String?
         var latestTestToken: String?
         var faults: [Fault] = []
+        var targetedFaults: [TargetedFault] = []
         var requests: [Request] = []
         var tokens: Set<String> = []
     }
@@ -100,8 +132,19 @@ final class FakeAppStore: Sendable {
     /// nil they are reported delivered without being sent.
     func deliverTestNotifications(to url: String) { state.withLock { $0.deliveryURL = url } }
     func script(_ faults: Fault...) { state.withLock { $0.faults += faults } }
+    /// Answers `fault` to the next `times` requests `target` selects (before the faults of ``script(_:)``,
+    /// which every request takes in turn). The client retries 5xx, 429 and no answer, so a lasting
+    /// failure of those is as many times as its attempts.
+    func script(_ fault: Fault, times: Int = 1, for target: Target) {
+        state.withLock { $0.targetedFaults.append(TargetedFault(fault: fault, target: target, remaining: times)) }
+    }
     /// Drops the scripted faults no request has taken yet.
-    func clearFaults() { state.withLock { $0.faults = [] } }
+    func clearFaults() {
+        state.withLock {
+            $0.faults = []
+            $0.targetedFaults = []
+        }
+    }
     var requests: [Request] { state.withLock { $0.requests } }
     /// Distinct bearer tokens seen (the client reuses its token).
     var distinctTokens: Int { state.withLock { $0.tokens.count } }
@@ -132,12 +175,25 @@ final class FakeAppStore: Sendable {
         let path = String(request.uri.path.dropFirst(environmentName.count + 1))
         let authorization = request.headers[.authorization] ?? ""
         let problem = checkToken(authorization)
+        let body = Data(try await request.body.collect(upTo: 64 * 1024).readableBytesView)
+        let query = request.uri.queryParameters
+        let token = query["paginationToken"] ?? query["revision"]
+        let page = (token.flatMap { $0.split(separator: "-").last.flatMap { Int($0) } } ?? 0) / pageSize + 1
         let fault: Fault? = state.withLock { state in
             state.requests.append(
                 Request(
                     method: request.method.rawValue, path: path, environment: environmentName,
-                    at: ContinuousClock.now, tokenProblem: problem))
+                    at: ContinuousClock.now, tokenProblem: problem,
+                    startDateMs: (try? JSONSerialization.jsonObject(with: body) as? [String: Any])
+                        .flatMap { Self.int64($0["startDate"]) }))
             state.tokens.insert(authorization)
+            if let index = state.targetedFaults.firstIndex(where: {
+                $0.remaining > 0 && ($0.target.environment ?? environment) == environment
+                    && path.hasPrefix($0.target.path ?? "") && ($0.target.page ?? page) == page
+            }) {
+                state.targetedFaults[index].remaining -= 1
+                return state.targetedFaults[index].fault
+            }
             return state.faults.isEmpty ? nil : state.faults.removeFirst()
         }
         if let problem {
@@ -160,10 +216,8 @@ final class FakeAppStore: Sendable {
         case nil:
             break
         }
-        let body = try await request.body.collect(upTo: 64 * 1024)
         let response = route(
-            method: request.method, path: path, query: request.uri.queryParameters, body: Data(body.readableBytesView),
-            environment: environment, forged: forged)
+            method: request.method, path: path, query: query, body: body, environment: environment, forged: forged)
         if request.method == .post, path == "/inApps/v1/notifications/test" {
             await deliverLatestTestNotification()
         }
@@ -235,6 +289,15 @@ final class FakeAppStore: Sendable {
             guard let request = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
                 let start = Self.int64(request["startDate"]), let end = Self.int64(request["endDate"])
             else { return Self.json(400, ["errorCode": 4_000_000, "errorMessage": "bad request body"]) }
+            let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
+            guard start >= nowMs - Self.notificationHistoryDays(environment) * 86_400_000 else {
+                return Self.json(
+                    400,
+                    [
+                        "errorCode": 4_000_012,
+                        "errorMessage": "Invalid request. The start date is earlier than the earliest allowed date.",
+                    ])
+            }
             let matching = state.withLock { state in
                 state.notifications.filter {
                     $0.environment == environment && (start..<end).contains($0.signedDateMs)
@@ -245,7 +308,7 @@ final class FakeAppStore: Sendable {
             let next = offset + page.count
             var answer: [String: Any] = [
                 "notificationHistory": page.map {
-                    ["signedPayload": signer(notificationPayload($0)), "sendAttemptResult": "TIMED_OUT"]
+                    ["signedPayload": signer(notificationPayload($0)), "sendAttempts": Self.sendAttempts($0)]
                 },
                 "hasMore": next < matching.count,
             ]
@@ -278,6 +341,23 @@ final class FakeAppStore: Sendable {
                 ])
         default:
             return Self.json(404, ["errorCode": 4_040_000, "errorMessage": "no such endpoint \(path)"])
+        }
+    }
+
+    /// How many days of notification history Apple keeps: 180 in production, 30 in the sandbox.
+    static func notificationHistoryDays(_ environment: StoreEnvironment) -> Int64 {
+        environment == .production ? 180 : 30
+    }
+
+    /// Apple's retries come 1, 12, 24, 48 and 72 hours after the attempt before.
+    static let retryDelaysMs: [Int64] = [0, 1, 12, 24, 48, 72].map { $0 * 3_600_000 }
+
+    /// A history item's `sendAttempts`: one `sendAttemptItem` per attempt, dated on Apple's schedule.
+    static func sendAttempts(_ notification: Notification) -> [[String: Any]] {
+        var date = notification.signedDateMs + 500
+        return zip(notification.attempts, retryDelaysMs).map { result, delay in
+            date += delay
+            return ["attemptDate": date, "sendAttemptResult": result]
         }
     }
 
