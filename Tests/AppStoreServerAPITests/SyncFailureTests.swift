@@ -21,9 +21,9 @@ struct SyncFailureTests {
     static var nowMs: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// alice's purchases 1001–1003 (production) and bob's 3001 (sandbox) recorded by restore.
-    static func restoreAliceAndBob(_ client: any TestClientProtocol) async throws {
-        #expect(try await client.restore(uid: "alice", transactionId: "1001").status == .ok)
-        #expect(try await client.restore(uid: "bob", transactionId: "3001").status == .ok)
+    static func restoreAliceAndBob(_ client: any TestClientProtocol, _ fake: FakeAppStore) async throws {
+        #expect(try await client.restore(uid: "alice", signedTransaction: fake.signedTransaction("1001")).status == .ok)
+        #expect(try await client.restore(uid: "bob", signedTransaction: fake.signedTransaction("3001")).status == .ok)
     }
 
     static func synchronizer(_ api: AppStoreServerAPIClient, _ db: TestDatabase) -> AppStoreSynchronizer {
@@ -49,7 +49,7 @@ struct SyncFailureTests {
         let now = Self.nowMs
         let since = Date().addingTimeInterval(-40 * Self.day)
         try await RestoreAndSyncTests().withShop(fake) { client, db, api in
-            try await Self.restoreAliceAndBob(client)
+            try await Self.restoreAliceAndBob(client, fake)
             fake.refund("1003", atMs: now - 35 * 86_400_000)
             fake.add(
                 Notification(
@@ -86,7 +86,7 @@ struct SyncFailureTests {
         let fake = RestoreAndSyncTests.aliceAndBob()
         let now = Self.nowMs
         try await RestoreAndSyncTests().withShop(fake) { client, db, api in
-            try await Self.restoreAliceAndBob(client)
+            try await Self.restoreAliceAndBob(client, fake)
             // A REFUND in production's history; a refund only the refund history shows (1002).
             fake.refund("1003", atMs: now - 7_200_000)
             fake.add(
@@ -112,7 +112,7 @@ struct SyncFailureTests {
         let fake = RestoreAndSyncTests.aliceAndBob()
         let now = Self.nowMs
         try await RestoreAndSyncTests().withShop(fake) { client, db, api in
-            try await Self.restoreAliceAndBob(client)
+            try await Self.restoreAliceAndBob(client, fake)
             fake.refund("3001", atMs: now - 3_600_000)
             fake.add(
                 Notification(
@@ -141,7 +141,7 @@ struct SyncFailureTests {
                     transactionId: "1001"))
         }
         try await RestoreAndSyncTests().withShop(fake) { client, db, api in
-            try await Self.restoreAliceAndBob(client)
+            try await Self.restoreAliceAndBob(client, fake)
             // Pages of two: the second page of production's history fails (every attempt).
             fake.script(.status(500, errorCode: nil), times: 3, for: .notificationHistory(in: .production, page: 2))
             let since = Date().addingTimeInterval(-Self.day)
@@ -166,7 +166,7 @@ struct SyncFailureTests {
     func pricesWorkListFails() async throws {
         let fake = RestoreAndSyncTests.aliceAndBob()
         try await RestoreAndSyncTests().withShop(fake) { client, db, api in
-            try await Self.restoreAliceAndBob(client)
+            try await Self.restoreAliceAndBob(client, fake)
             fake.refund("1002", atMs: Self.nowMs - 3_600_000)
             try await db.client.query("ALTER TABLE price_lookups RENAME TO price_lookups_away")
             let report = try await Self.synchronizer(api, db).sync(since: Date().addingTimeInterval(-Self.day))
