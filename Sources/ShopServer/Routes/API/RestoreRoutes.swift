@@ -141,6 +141,8 @@ struct RestoreRoutes {
         throw proofRequired(uid)
     }
 
+    /// The 403 for a claim of a history that is not `uid`'s; the claim is spent from `uid`'s
+    /// refused-proof allowance here, like a refused proof.
     private func proofRequired(_ uid: String) -> APIError {
         desk.spendRefusedProof(uid)
         return APIError(
