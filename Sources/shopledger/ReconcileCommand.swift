@@ -6,17 +6,17 @@ import Reports
 /// `shopledger reconcile`: runs every ledger invariant against the database and prints what each
 /// check examined and which rows failed. Exit status 0 when all pass, 1 when any fails.
 struct ReconcileCommand: AsyncParsableCommand {
+    /// Every check `reconcile` runs: the ledger's invariants and the reports' own.
+    static let checks: [any ReconciliationCheck] =
+        LedgerInvariants.all + [ReportTotalsCheck(), ReportDayCacheCheck()]
+
+    // The help lists the checks themselves, so it names every check that runs and no other.
     static let configuration = CommandConfiguration(
         commandName: "reconcile",
         abstract: "Check the ledger's invariants and name the rows that break them.",
-        discussion: """
-            Runs in one read-only snapshot: postings balance per entry and currency; one purchase entry \
-            per purchase; entry postings match their purchase; receivable equals purchases minus refunds; \
-            grants equal the replay of their history; live grants are backed by live purchases or are free; \
-            refund events are applied; equipped items are owned; append-only triggers are in place; report totals \
-            equal the ledger's revenue and refunds postings. \
-            Exit status: 0 all passed, 1 a check failed.
-            """)
+        discussion: "Runs these checks in one read-only snapshot:\n\n"
+            + checks.map { "\($0.name): \($0.summary)" }.joined(separator: "\n")
+            + "\n\nExit status: 0 all passed, 1 a check failed.")
 
     @OptionGroup var database: DatabaseOptions
 
@@ -35,7 +35,7 @@ struct ReconcileCommand: AsyncParsableCommand {
         let report = try await database.withClient(schema: .requireCurrent) { client in
             try await retryingRecoveryConflicts {
                 try await Reconciler(
-                    client: client, checks: LedgerInvariants.all + [ReportTotalsCheck(), ReportDayCacheCheck()],
+                    client: client, checks: Self.checks,
                     failureLimit: failureLimit
                 ).run()
             }

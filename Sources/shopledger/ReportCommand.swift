@@ -6,11 +6,11 @@ import Logging
 import Postgres
 import Reports
 
-/// `shopledger report daily|range`: revenue reports from the ledger as CSV and Markdown.
+/// `shopledger report daily|range`: revenue reports from the ledger as CSV, Markdown and HTML.
 struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Write revenue reports (CSV and Markdown) from the ledger.",
+        abstract: "Write revenue reports (CSV, Markdown and HTML) from the ledger.",
         subcommands: [DailyReportCommand.self, RangeReportCommand.self])
 }
 
