@@ -59,13 +59,15 @@ struct HealthAndCatalogTests {
         }
     }
 
-    @Test("/healthz answers; /readyz is 200 with the database up and 503 when it cannot be reached")
+    @Test("/healthz answers (GET and HEAD); /readyz is 200 with the database up and 503 when it cannot be reached")
     func health() async throws {
         try await withTestDatabase { db in
             let app = try buildApplication(
                 configuration: ServerTest.configuration(), client: db.client, logger: ServerTest.quietLogger)
             try await app.test(.router) { client in
                 try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+                try await client.execute(uri: "/healthz", method: .head) { #expect($0.status == .ok) }
+                try await client.execute(uri: "/readyz", method: .head) { #expect($0.status == .ok) }
                 try await client.execute(uri: "/readyz", method: .get) { #expect($0.status == .ok) }
             }
         }
@@ -82,6 +84,7 @@ struct HealthAndCatalogTests {
                 #expect(response.status == .serviceUnavailable)
                 #expect(String(buffer: response.body).contains("database_unavailable"))
             }
+            try await client.execute(uri: "/readyz", method: .head) { #expect($0.status == .serviceUnavailable) }
         }
     }
 

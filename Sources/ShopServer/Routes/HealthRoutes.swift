@@ -19,15 +19,26 @@ struct HealthRoutes {
 
     func register(on router: Router<some RequestContext>) {
         router.get("healthz") { _, _ in Status(status: "ok") }
+        // Probes that ask with HEAD (some load balancers' defaults) get the status without the body.
+        router.head("healthz") { _, _ in HTTPResponse.Status.ok }
         router.get("readyz") { _, _ -> EditedResponse<ReadinessBody> in
-            do {
-                try await withDeadline(probeTimeout) { _ = try await client.query("SELECT 1") }
-                return EditedResponse(status: .ok, response: ReadinessBody(status: "ready"))
-            } catch {
+            guard await isReady() else {
                 return EditedResponse(
                     status: .serviceUnavailable,
                     response: ReadinessBody(code: "database_unavailable", message: "the database does not answer"))
             }
+            return EditedResponse(status: .ok, response: ReadinessBody(status: "ready"))
+        }
+        router.head("readyz") { _, _ in await isReady() ? HTTPResponse.Status.ok : .serviceUnavailable }
+    }
+
+    /// Whether the database answers within `probeTimeout`.
+    private func isReady() async -> Bool {
+        do {
+            try await withDeadline(probeTimeout) { _ = try await client.query("SELECT 1") }
+            return true
+        } catch {
+            return false
         }
     }
 }
