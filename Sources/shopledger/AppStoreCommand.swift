@@ -15,18 +15,23 @@ struct AppStoreCommand: AsyncParsableCommand {
         subcommands: [AppStoreSyncCommand.self, AppStoreLookupOrderCommand.self, AppStoreTestNotificationCommand.self])
 }
 
-extension ServerOptions {
+/// What the `appstore` commands need: the App Store Server API's settings, and the bundle id and trust
+/// roots every signed payload of Apple's answers is verified with. Nothing of `serve`'s HTTP settings.
+struct AppStoreClientOptions: ParsableArguments {
+    @OptionGroup var verifier: VerifierOptions
+    @OptionGroup(title: "App Store Server API") var appStore: AppStoreOptions
+
     /// The App Store Server API client these settings describe; a clear error when it is not configured.
-    func appStoreClient(logger: Logger) throws -> AppStoreServerAPIClient {
-        let configuration = try configuration()
-        guard let settings = configuration.appStoreAPI else {
+    func client(logger: Logger) throws -> AppStoreServerAPIClient {
+        let receipts = try verifier.configuration()
+        guard let settings = try appStore.configuration(bundleId: receipts.bundleId) else {
             throw ValidationError(
                 "the App Store Server API is not configured: set --app-store-key-file, --app-store-key-id and "
                     + "--app-store-issuer-id (or SHOPLEDGER_APP_STORE_KEY_FILE, _KEY_ID, _ISSUER_ID)")
         }
         let verifier: ReceiptVerifier
         do {
-            verifier = try ReceiptVerifier(configuration: configuration.receipts)
+            verifier = try ReceiptVerifier(configuration: receipts)
         } catch {
             throw ValidationError("receipts: \(error)")
         }
@@ -73,12 +78,12 @@ struct AppStoreSyncCommand: AsyncParsableCommand {
     @Option(help: "End of the notification history (default: now).")
     var until: TimeArgument?
 
-    @OptionGroup var server: ServerOptions
+    @OptionGroup var apple: AppStoreClientOptions
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
         let logger = CommandLogging.logger()
-        let api = try server.appStoreClient(logger: logger)
+        let api = try apple.client(logger: logger)
         try await database.withClient(schema: .requireCurrent, logger: logger) { client in
             let synchronizer = AppStoreSynchronizer(
                 api: api, ledger: LedgerStore(client: client, logger: logger), logger: logger)
@@ -120,10 +125,10 @@ struct AppStoreLookupOrderCommand: AsyncParsableCommand {
     @Argument(help: "The order id, e.g. MQ5LXY2K3P.")
     var orderId: String
 
-    @OptionGroup var server: ServerOptions
+    @OptionGroup var apple: AppStoreClientOptions
 
     func run() async throws {
-        let api = try server.appStoreClient(logger: CommandLogging.logger())
+        let api = try apple.client(logger: CommandLogging.logger())
         let lookup = try await api.lookUpOrder(orderId)
         guard lookup.isValid else {
             print("order \(orderId): invalid (Apple does not know it)")
@@ -162,12 +167,12 @@ struct AppStoreTestNotificationCommand: AsyncParsableCommand {
         }
     }
 
-    @OptionGroup var server: ServerOptions
+    @OptionGroup var apple: AppStoreClientOptions
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
         let logger = CommandLogging.logger()
-        let api = try server.appStoreClient(logger: logger)
+        let api = try apple.client(logger: logger)
         try await database.withClient(schema: .requireCurrent, logger: logger) { client in
             let probe = TestNotificationProbe(api: api, ledger: LedgerStore(client: client, logger: logger))
             let outcome = try await probe.run(timeout: .seconds(wait)) { token in

@@ -26,31 +26,8 @@ struct ServerOptions: ParsableArguments {
         help: "Seconds graceful shutdown waits for in-flight requests. Default: $SHOPLEDGER_SHUTDOWN_GRACE or 10")
     var shutdownGrace: Double?
 
-    @Option(
-        name: .customLong("bundle-id"),
-        help:
-            "The app's bundle id; receipts and notifications of other apps are refused. Default: $SHOPLEDGER_BUNDLE_ID or com.memolease.sesac1"
-    )
-    var bundleId: String?
-
-    @Option(
-        help:
-            "Accepted App Store environments, comma-separated. Default: $SHOPLEDGER_ENVIRONMENTS or Production,Sandbox")
-    var environments: String?
-
-    @Option(
-        name: .customLong("root-cert"),
-        help:
-            "A trusted root certificate (DER or PEM) for App Store signed data; repeat for several. Replaces the built-in Apple Root CA - G3. Default: $SHOPLEDGER_ROOT_CERTS (comma-separated paths)"
-    )
-    var rootCertificateFiles: [String] = []
-
-    @Option(
-        name: .customLong("receipt-root-cert"),
-        help:
-            "A trusted root certificate (DER or PEM) for classic app receipts; repeat for several. Replaces the built-in Apple Inc. Root Certificate (trust Xcode's StoreKit Testing certificate this way in development). Default: $SHOPLEDGER_RECEIPT_ROOT_CERTS (comma-separated paths)"
-    )
-    var receiptRootCertificateFiles: [String] = []
+    /// What proves a purchase (shared with the `appstore` commands, which verify what Apple sends).
+    @OptionGroup var verifier: VerifierOptions
 
     @Flag(
         name: .customLong("stub-receipts"),
@@ -194,24 +171,7 @@ struct ServerOptions: ParsableArguments {
 
     /// The configuration these settings describe, checked; a `ValidationError` names what cannot work.
     func configuration() throws -> ServerConfiguration {
-        var receipts = VerifierConfiguration(
-            bundleId: bundleId ?? Environment.string("SHOPLEDGER_BUNDLE_ID") ?? ServerConfiguration.defaultBundleId)
-        if let list = environments ?? Environment.string("SHOPLEDGER_ENVIRONMENTS") {
-            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
-                !$0.isEmpty
-            }
-            guard !names.isEmpty else { throw ValidationError("--environments lists no environment") }
-            receipts.acceptedEnvironments = Set(names.map(StoreEnvironment.init(rawValue:)))
-        }
-        if let roots = try Self.roots(rootCertificateFiles, variable: "SHOPLEDGER_ROOT_CERTS", what: "root certificate")
-        {
-            receipts.rootCertificates = roots
-        }
-        if let roots = try Self.roots(
-            receiptRootCertificateFiles, variable: "SHOPLEDGER_RECEIPT_ROOT_CERTS", what: "receipt root certificate")
-        {
-            receipts.receiptRootCertificates = roots
-        }
+        var receipts = try verifier.configuration()
         receipts.acceptsStubReceipts = stubReceipts || Environment.flag("SHOPLEDGER_STUB_RECEIPTS")
         receipts.stubSecret = try StubSecret.read(file: stubSecretFile)
 
@@ -307,20 +267,6 @@ struct ServerOptions: ParsableArguments {
 
     /// The certificates of the files given as flags, else of those `variable` lists (comma-separated);
     /// nil when neither names any (the built-in root stays).
-    private static func roots(_ files: [String], variable: String, what: String) throws -> [RootCertificate]? {
-        let paths = files.isEmpty ? (Environment.string(variable)?.split(separator: ",").map(String.init) ?? []) : files
-        guard !paths.isEmpty else { return nil }
-        var roots: [RootCertificate] = []
-        for path in paths {
-            do {
-                roots += try RootCertificate.load(contentsOfFile: path)
-            } catch {
-                throw ValidationError("\(what) \(path): \(error)")
-            }
-        }
-        return roots
-    }
-
     private func adminToken() throws -> String? {
         try secret(file: adminTokenFile, variable: "SHOPLEDGER_ADMIN_TOKEN", what: "the admin token")
     }

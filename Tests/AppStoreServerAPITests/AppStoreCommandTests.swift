@@ -64,6 +64,12 @@ struct AppStoreCommandTests {
             let unconfigured = try await Self.shopledger(
                 ["appstore", "lookup-order", "MQ5LXY2K3P"] + options, environment: [:])
             #expect(unconfigured.status != 0 && unconfigured.output.contains("not configured"))
+            // Only its own options: serve's HTTP settings mean nothing here and are refused.
+            for flag in [["--port", "8080"], ["--dev-auth"], ["--app-store-sync-interval", "60"]] {
+                let foreign = try await Self.shopledger(
+                    ["appstore", "lookup-order", "MQ5LXY2K3P"] + flag + options, environment: environment)
+                #expect(foreign.status != 0 && foreign.output.contains("Unknown option"), "\(flag): \(foreign.output)")
+            }
             #expect(fake.requests.allSatisfy { $0.tokenProblem == nil })
         }
     }
