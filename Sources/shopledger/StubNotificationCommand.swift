@@ -11,7 +11,7 @@ struct StubNotificationCommand: ParsableCommand {
             "Print a stub App Store notification (REFUND, REFUND_REVERSED, REVOKE, ...) for development and tests.",
         discussion: """
             Post it as {"signedPayload": ...} to POST /api/v1/notifications/app-store of a server that accepts \
-            stub receipts. Signed with HMAC-SHA256 when a secret is given by --secret-file or \
+            stub receipts. Signed with HMAC-SHA256 when a secret is given by --stub-secret-file or \
             SHOPLEDGER_STUB_SECRET. The format is described in Sources/Receipts/STUB-RECEIPTS.md.
             """)
 
@@ -39,7 +39,8 @@ struct StubNotificationCommand: ParsableCommand {
     @Option(name: .customLong("bundle-id"), help: "The app's bundle id.")
     var bundleId = "com.memolease.sesac1"
 
-    @Option(name: .customLong("secret-file"), help: "File holding the HMAC secret (overrides SHOPLEDGER_STUB_SECRET).")
+    @Option(
+        name: .customLong("stub-secret-file"), help: "File holding the HMAC secret (overrides SHOPLEDGER_STUB_SECRET).")
     var secretFile: String?
 
     @Flag(help: "Print it as a JSON request body {\"signedPayload\": ...}.")

@@ -9,7 +9,7 @@ struct StubReceiptCommand: ParsableCommand {
         commandName: "stub-receipt",
         abstract: "Print a stub receipt for development and tests.",
         discussion: """
-            The receipt is signed with HMAC-SHA256 when a secret is given by --secret-file or the \
+            The receipt is signed with HMAC-SHA256 when a secret is given by --stub-secret-file or the \
             SHOPLEDGER_STUB_SECRET environment variable; servers configured with a secret refuse unsigned stubs. \
             The format is described in Sources/Receipts/STUB-RECEIPTS.md.
             """)
@@ -37,7 +37,8 @@ struct StubReceiptCommand: ParsableCommand {
     @Option(name: .customLong("purchase-date-ms"), help: "Purchase time in milliseconds since 1970 (default: now).")
     var purchaseDateMs: Int64?
 
-    @Option(name: .customLong("secret-file"), help: "File holding the HMAC secret (overrides SHOPLEDGER_STUB_SECRET).")
+    @Option(
+        name: .customLong("stub-secret-file"), help: "File holding the HMAC secret (overrides SHOPLEDGER_STUB_SECRET).")
     var secretFile: String?
 
     @Flag(help: "Print the receipt without a signature line, even when a secret is available.")
