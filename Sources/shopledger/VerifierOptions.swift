@@ -38,11 +38,7 @@ struct VerifierOptions: ParsableArguments {
         var receipts = VerifierConfiguration(
             bundleId: bundleId ?? Environment.string("SHOPLEDGER_BUNDLE_ID") ?? ServerConfiguration.defaultBundleId)
         if let list = environments ?? Environment.string("SHOPLEDGER_ENVIRONMENTS") {
-            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
-                !$0.isEmpty
-            }
-            guard !names.isEmpty else { throw ValidationError("--environments lists no environment") }
-            receipts.acceptedEnvironments = Set(names.map(StoreEnvironment.init(rawValue:)))
+            receipts.acceptedEnvironments = try Self.environments(list)
         }
         if let roots = try Self.roots(rootCertificateFiles, variable: "SHOPLEDGER_ROOT_CERTS", what: "root certificate")
         {
@@ -54,6 +50,13 @@ struct VerifierOptions: ParsableArguments {
             receipts.receiptRootCertificates = roots
         }
         return receipts
+    }
+
+    /// `--environments`: a comma-separated list of App Store environments (`Production,Sandbox`).
+    static func environments(_ list: String) throws -> Set<StoreEnvironment> {
+        let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !names.isEmpty else { throw ValidationError("--environments lists no environment") }
+        return Set(names.map(StoreEnvironment.init(rawValue:)))
     }
 
     static func roots(_ files: [String], variable: String, what: String) throws -> [RootCertificate]? {

@@ -24,8 +24,9 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
     var bundleId = "com.memolease.sesac1"
 
     @Option(
-        name: .customLong("environment"), help: "Accepted environment (repeatable; default: Production and Sandbox).")
-    var environments: [String] = []
+        name: .customLong("environments"),
+        help: "Accepted environments, comma-separated, as serve takes them. Default: Production,Sandbox")
+    var environments: String?
 
     @Argument(help: "The base64 receipt, or @FILE to read it (base64 or the binary receipt file) from FILE.")
     var input: String
@@ -44,7 +45,7 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
                 }
             }
         }
-        if !environments.isEmpty { configuration.acceptedEnvironments = Set(environments.map(StoreEnvironment.init)) }
+        if let environments { configuration.acceptedEnvironments = try VerifierOptions.environments(environments) }
         let verifier: ReceiptVerifier
         do {
             verifier = try ReceiptVerifier(configuration: configuration)

@@ -24,8 +24,9 @@ struct VerifyTransactionCommand: AsyncParsableCommand {
     var bundleId = "com.memolease.sesac1"
 
     @Option(
-        name: .customLong("environment"), help: "Accepted environment (repeatable; default: Production and Sandbox).")
-    var environments: [String] = []
+        name: .customLong("environments"),
+        help: "Accepted environments, comma-separated, as serve takes them. Default: Production,Sandbox")
+    var environments: String?
 
     @Option(name: .customLong("product-type"), help: "Accepted product type (repeatable; default: Non-Consumable).")
     var productTypes: [String] = []
@@ -46,7 +47,7 @@ struct VerifyTransactionCommand: AsyncParsableCommand {
                 }
             }
         }
-        if !environments.isEmpty { configuration.acceptedEnvironments = Set(environments.map(StoreEnvironment.init)) }
+        if let environments { configuration.acceptedEnvironments = try VerifierOptions.environments(environments) }
         if !productTypes.isEmpty { configuration.acceptedProductTypes = Set(productTypes.map(ProductType.init)) }
         let verifier: ReceiptVerifier
         do {
