@@ -22,6 +22,23 @@ public func buildApplication(
     prover: (any PurchaseProver)? = nil,
     metrics: ShopMetrics = ShopMetrics()
 ) throws -> some ApplicationProtocol {
+    try shopApplication(
+        configuration: configuration, client: client, logger: logger, prover: prover, metrics: metrics
+    ).application
+}
+
+/// The application ``buildApplication(configuration:client:logger:prover:metrics:)`` returns, with the
+/// routes its router holds (for the test that every route has its auth decided).
+func shopApplication(
+    configuration: ServerConfiguration,
+    client: PostgresClient,
+    logger: Logger,
+    prover: (any PurchaseProver)?,
+    metrics: ShopMetrics
+) throws -> (
+    application: Application<ShopResponder<RouterResponder<ShopRequestContext>>>,
+    routes: [Router<ShopRequestContext>.RouteDescription]
+) {
     try configuration.validate()
     let authenticator: Authenticator
     do {
@@ -48,7 +65,7 @@ public func buildApplication(
         priceBudget: configuration.appStorePriceBudget, ledgerReserve: configuration.appStoreLedgerReserve,
         limits: limits, logger: logger)
 
-    let router = Router(context: BasicRequestContext.self)
+    let router = Router(context: ShopRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     HealthRoutes(client: client, probeTimeout: HealthRoutes.probeTimeout(cancelGrace: client.configuration.cancelGrace))
         .register(on: router)
@@ -63,19 +80,26 @@ public func buildApplication(
     let connections = ConnectionLimiter(maximum: configuration.maxConnections, metrics: metrics)
     OperationsRoutes(metrics: metrics, client: client, metricsToken: metricsToken, connections: connections)
         .register(on: router)
-    SeSACUserRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: router)
-    SeSACShopRoutes(authenticator: authenticator, ledger: ledger, desk: desk, body: body).register(on: router)
+    // Who may call a route is decided by the group it is registered on: the groups' middleware
+    // authenticates and puts the caller in the context (RouteAccessTests lists every route's group).
+    // SeSAC surface: every route is a signed-in user's, token in `idtoken`.
+    let sesacUsers = router.group().add(middleware: UserAuthentication(authenticator: authenticator, header: .idtoken))
+    SeSACUserRoutes(ledger: ledger, body: body).register(on: sesacUsers)
+    SeSACShopRoutes(ledger: ledger, desk: desk, body: body).register(on: sesacUsers)
+    // JSON surface: public routes, then a user group (`Authorization: Bearer`), then the admin group.
     let api = router.group("api/v1")
     CatalogRoutes(catalog: CatalogStore(client: client)).register(on: api)
-    MeRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: api)
-    PurchaseRoutes(authenticator: authenticator, desk: desk, body: body).register(on: api)
-    RestoreRoutes(
-        authenticator: authenticator, api: appStore, desk: desk, body: body, limit: limits.restores,
-        budget: configuration.appStoreRestoreBudget, ledgerReserve: configuration.appStoreLedgerReserve
-    ).register(on: api)
     NotificationRoutes(prover: purchaseProver, ledger: ledger, metrics: metrics, body: body).register(on: api)
-    AdminRoutes(authenticator: authenticator, ledger: ledger, client: client).register(on: api)
-    SupportRoutes(authenticator: authenticator, ledger: ledger, body: body).register(on: api)
+    let apiUsers = api.group().add(middleware: UserAuthentication(authenticator: authenticator, header: .bearer))
+    MeRoutes(ledger: ledger, body: body).register(on: apiUsers)
+    PurchaseRoutes(desk: desk, body: body).register(on: apiUsers)
+    RestoreRoutes(
+        api: appStore, desk: desk, body: body, limit: limits.restores,
+        budget: configuration.appStoreRestoreBudget, ledgerReserve: configuration.appStoreLedgerReserve
+    ).register(on: apiUsers)
+    let admins = api.group().add(middleware: AdminAuthentication(authenticator: authenticator))
+    AdminRoutes(ledger: ledger, client: client).register(on: admins)
+    SupportRoutes(ledger: ledger, body: body).register(on: admins)
 
     let responder = ShopResponder(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,
@@ -98,7 +122,7 @@ public func buildApplication(
             GoogleCertificateWatcher(
                 store: certificates, interval: configuration.googleCertificatesCheckInterval, logger: logger))
     }
-    return Application(
+    let application = Application(
         responder: responder,
         server: .http1(
             configuration: .init(
@@ -112,6 +136,7 @@ public func buildApplication(
         services: services,
         logger: logger
     )
+    return (application, router.routes)
 }
 
 /// The App Store Server API client when it is configured: it verifies with the same prover as the

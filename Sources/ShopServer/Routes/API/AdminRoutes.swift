@@ -3,19 +3,18 @@ import Hummingbird
 import Ledger
 import Postgres
 
-/// Support and operations endpoints under `/api/v1/admin`, for the configured admin bearer token only:
+/// Support and operations endpoints under `/api/v1/admin`, for the configured admin bearer token only
+/// (registered on the admin group, whose ``AdminAuthentication`` checks it):
 ///
 /// - `GET /api/v1/admin/users/{uid}`: a user's items, equipped pair and every purchase with its state;
 /// - `GET /api/v1/admin/reconciliation`: every ledger invariant, run now in one snapshot (the same report
 ///   as `shopledger reconcile --json`); 200 when all pass, 409 when any fails.
 struct AdminRoutes {
-    let authenticator: Authenticator
     let ledger: LedgerStore
     let client: PostgresClient
 
-    func register(on group: RouterGroup<some RequestContext>) {
-        group.get("admin/users/:uid") { request, context in
-            try authenticator.requireAdmin(request.headers)
+    func register(on group: RouterGroup<ShopRequestContext>) {
+        group.get("admin/users/:uid") { _, context in
             let uid = try context.parameters.require("uid")
             guard let summary = try await ledger.accountSummary(of: uid) else {
                 throw LedgerError.userNotRegistered(uid)
@@ -27,8 +26,7 @@ struct AdminRoutes {
                 owned: .init(faces: summary.inventory.faces, backgrounds: summary.inventory.backgrounds),
                 purchases: purchases.map(APIBodies.PurchaseBody.init))
         }
-        group.get("admin/reconciliation") { request, _ in
-            try authenticator.requireAdmin(request.headers)
+        group.get("admin/reconciliation") { _, _ in
             let report = try await Reconciler(client: client).run()
             return Response(
                 status: report.passed ? .ok : .conflict, headers: [.contentType: "application/json; charset=utf-8"],

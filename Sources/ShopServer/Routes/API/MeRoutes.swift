@@ -2,22 +2,20 @@ import Hummingbird
 import Ledger
 
 /// `POST /api/v1/me` (register), `GET /api/v1/me` (what I own and show) and `PUT /api/v1/me/equipped`.
-/// Auth: `Authorization: Bearer <Firebase ID token>`.
+/// Auth: `Authorization: Bearer <Firebase ID token>`, checked by the group's ``UserAuthentication``.
 struct MeRoutes {
-    let authenticator: Authenticator
     let ledger: LedgerStore
     let body: RequestBody
 
-    func register(on group: RouterGroup<some RequestContext>) {
-        group.post("me") { request, _ in try await signUp(request) }
-        group.get("me") { request, _ in try await me(request) }
-        group.put("me/equipped") { request, _ in try await equip(request) }
+    func register(on group: RouterGroup<ShopRequestContext>) {
+        group.post("me") { request, context in try await signUp(request, uid: context.requireUID()) }
+        group.get("me") { _, context in try await me(uid: context.requireUID()) }
+        group.put("me/equipped") { request, context in try await equip(request, uid: context.requireUID()) }
     }
 
     /// Registers the caller (idempotent). An optional JSON object body is kept as the profile.
     /// 201 registered now, 200 already registered; both answer the `me` document.
-    func signUp(_ request: Request) async throws -> EditedResponse<APIBodies.Me> {
-        let uid = try authenticator.uid(fromBearerHeaders: request.headers)
+    func signUp(_ request: Request, uid: String) async throws -> EditedResponse<APIBodies.Me> {
         var profile = try UserProfile(json: "{}")
         if request.headers[.contentLength].map({ $0 != "0" }) ?? false || request.headers[.transferEncoding] != nil {
             do {
@@ -34,14 +32,12 @@ struct MeRoutes {
         )
     }
 
-    func me(_ request: Request) async throws -> APIBodies.Me {
-        let uid = try authenticator.uid(fromBearerHeaders: request.headers)
+    func me(uid: String) async throws -> APIBodies.Me {
         return APIBodies.Me(try await ledger.inventory(of: uid))
     }
 
     /// 200 equipped; 409 `item_not_owned`; 422 `no_such_item`.
-    func equip(_ request: Request) async throws -> APIBodies.Equipped {
-        let uid = try authenticator.uid(fromBearerHeaders: request.headers)
+    func equip(_ request: Request, uid: String) async throws -> APIBodies.Equipped {
         let wanted = try await body.json(APIBodies.Equipped.self, of: request)
         switch try await ledger.equip(face: wanted.face, background: wanted.background, for: uid) {
         case .equipped(let items): return APIBodies.Equipped(face: items.face, background: items.background)

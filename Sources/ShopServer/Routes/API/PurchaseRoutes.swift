@@ -10,16 +10,15 @@ import Receipts
 /// each entry `recorded`, `duplicate` or `refused` with its own code (422 only when the receipt itself is
 /// refused).
 struct PurchaseRoutes {
-    let authenticator: Authenticator
     let desk: PurchaseDesk
     let body: RequestBody
 
-    func register(on group: RouterGroup<some RequestContext>) {
+    func register(on group: RouterGroup<ShopRequestContext>) {
         group.post("purchases") { request, context in try await purchase(request, context: context) }
     }
 
-    func purchase(_ request: Request, context: some RequestContext) async throws -> Response {
-        let uid = try authenticator.uid(fromBearerHeaders: request.headers)
+    func purchase(_ request: Request, context: ShopRequestContext) async throws -> Response {
+        let uid = try context.requireUID()
         let bytes = try await body.jsonBytes(of: request)
         let input =
             try APIBodies.PurchaseRequest(signedTransactionOnly: bytes)

@@ -25,7 +25,6 @@ import Receipts
 /// Apple is asked within ``budget``, cut to the request's time left less ``ledgerReserve``: when it does
 /// not answer by then, 503 `app_store_unavailable`. 501 when the App Store Server API is not configured.
 struct RestoreRoutes {
-    let authenticator: Authenticator
     let api: AppStoreServerAPIClient?
     let desk: PurchaseDesk
     let body: RequestBody
@@ -36,8 +35,10 @@ struct RestoreRoutes {
     /// The request's time kept for recording the history (``ServerConfiguration/appStoreLedgerReserve``).
     var ledgerReserve: Duration = .seconds(1)
 
-    func register(on group: RouterGroup<some RequestContext>) {
-        group.post("purchases/restore") { request, context in try await restore(request, logger: context.logger) }
+    func register(on group: RouterGroup<ShopRequestContext>) {
+        group.post("purchases/restore") { request, context in
+            try await restore(request, uid: context.requireUID(), logger: context.logger)
+        }
     }
 
     /// Whose history a restore asks for: a transaction of it, and how the caller vouched for it.
@@ -48,8 +49,7 @@ struct RestoreRoutes {
         var proven: Bool
     }
 
-    func restore(_ request: Request, logger: Logger) async throws -> APIBodies.RestoreResult {
-        let uid = try authenticator.uid(fromBearerHeaders: request.headers)
+    func restore(_ request: Request, uid: String, logger: Logger) async throws -> APIBodies.RestoreResult {
         guard let api else { throw AppStoreAPINotConfigured() }
         let proof = try await body.json(APIBodies.RestoreRequest.self, of: request).proof()
         try desk.admitProof(uid)

@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import Ledger
 
-/// Support actions under `/api/v1/admin`, for the admin token only; the token's label is recorded
+/// Support actions under `/api/v1/admin`, for the admin token only (registered on the admin group, whose ``AdminAuthentication`` checks it); the token's label is recorded
 /// as the actor of each (migration 0010):
 ///
 /// - `POST /api/v1/admin/grants`: grant an item to a user as compensation (a reason is required);
@@ -12,13 +12,12 @@ import Ledger
 /// - `GET /api/v1/admin/users/{uid}/history`: a user's purchases with their histories, and every
 ///   support action about the user.
 struct SupportRoutes {
-    let authenticator: Authenticator
     let ledger: LedgerStore
     let body: RequestBody
 
-    func register(on group: RouterGroup<some RequestContext>) {
-        group.post("admin/grants") { request, _ -> EditedResponse<SupportBodies.Action> in
-            let actor = try authenticator.requireAdmin(request.headers)
+    func register(on group: RouterGroup<ShopRequestContext>) {
+        group.post("admin/grants") { request, context -> EditedResponse<SupportBodies.Action> in
+            let actor = try context.requireAdminActor()
             let input = try await body.json(SupportBodies.GrantRequest.self, of: request)
             guard let kind = ItemKind(rawValue: input.kind) else {
                 throw LedgerError(.invalidInput, "kind must be face or background, got \(input.kind)")
@@ -29,7 +28,7 @@ struct SupportRoutes {
             return EditedResponse(status: .created, response: SupportBodies.Action(action))
         }
         group.post("admin/grants/:actionId/revoke") { request, context -> SupportBodies.Action in
-            let actor = try authenticator.requireAdmin(request.headers)
+            let actor = try context.requireAdminActor()
             let text = try context.parameters.require("actionId")
             guard let grantId = Int64(text), grantId > 0 else {
                 throw LedgerError(.invalidInput, "the grant id must be a positive integer, got \(text)")
@@ -38,8 +37,7 @@ struct SupportRoutes {
             return SupportBodies.Action(
                 try await ledger.revokeCompensation(grantId, SupportRequest(actor: actor, reason: input.reason)))
         }
-        group.get("admin/purchases/:transactionId") { request, context -> SupportBodies.Lookup in
-            try authenticator.requireAdmin(request.headers)
+        group.get("admin/purchases/:transactionId") { _, context -> SupportBodies.Lookup in
             let id = try context.parameters.require("transactionId")
             let records = try await ledger.lookUpPurchases(id)
             guard !records.isEmpty else {
@@ -47,8 +45,7 @@ struct SupportRoutes {
             }
             return SupportBodies.Lookup(id: id, records: records.map(SupportBodies.Record.init))
         }
-        group.get("admin/users/:uid/history") { request, context -> SupportBodies.History in
-            try authenticator.requireAdmin(request.headers)
+        group.get("admin/users/:uid/history") { _, context -> SupportBodies.History in
             let uid = try context.parameters.require("uid")
             let records = try await ledger.purchaseRecords(of: uid)
             let actions = try await ledger.supportActions(of: uid)

@@ -4,22 +4,21 @@ import Ledger
 import Receipts
 
 /// The SeSAC-compatible shop endpoints: equip (`POST /v1/user/shop/item`) and report an App Store purchase
-/// (`POST /v1/user/shop/ios`). Form bodies, `idtoken` auth; the status is the contract.
+/// (`POST /v1/user/shop/ios`). Form bodies, `idtoken` auth (the group's ``UserAuthentication``); the
+/// status is the contract.
 struct SeSACShopRoutes {
-    let authenticator: Authenticator
     let ledger: LedgerStore
     let desk: PurchaseDesk
     let body: RequestBody
 
-    func register(on router: Router<some RequestContext>) {
-        router.post("v1/user/shop/item") { request, _ in try await equip(request) }
-        router.post("v1/user/shop/ios") { request, _ in try await purchase(request) }
+    func register(on group: RouterGroup<ShopRequestContext>) {
+        group.post("v1/user/shop/item") { request, context in try await equip(request, uid: context.requireUID()) }
+        group.post("v1/user/shop/ios") { request, context in try await purchase(request, uid: context.requireUID()) }
     }
 
     /// `sesac=<int>&background=<int>`: 200 equipped; 201 an item is not owned; 501 not an integer or no
     /// such item; 406 not signed up.
-    func equip(_ request: Request) async throws -> SeSACReply {
-        let uid = try authenticator.uid(fromSeSACHeaders: request.headers)
+    func equip(_ request: Request, uid: String) async throws -> SeSACReply {
         let form = try await body.form(of: request)
         let face = try form.requiredInteger("sesac")
         let background = try form.requiredInteger("background")
@@ -35,8 +34,7 @@ struct SeSACShopRoutes {
     /// 201 receipt validation failed (refused proof, product not in the receipt, unknown product, a
     /// transaction of another user); 501 a missing field; 406 not signed up. For a classic receipt the
     /// posted product selects the entry recorded.
-    func purchase(_ request: Request) async throws -> SeSACReply {
-        let uid = try authenticator.uid(fromSeSACHeaders: request.headers)
+    func purchase(_ request: Request, uid: String) async throws -> SeSACReply {
         let form = try await body.form(of: request)
         let receipt = try form.required("receipt")
         let product = try form.required("product")

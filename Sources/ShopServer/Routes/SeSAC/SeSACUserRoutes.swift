@@ -3,21 +3,19 @@ import Hummingbird
 import Ledger
 
 /// The SeSAC-compatible user endpoints: sign-up (`POST /v1/user`), login (`GET /v1/user`) and the shop's
-/// view of the user (`GET /v1/user/shop/myinfo`). Auth is the `idtoken` header; the status is the contract.
+/// view of the user (`GET /v1/user/shop/myinfo`). Auth is the `idtoken` header, checked by the group's ``UserAuthentication``; the status is the contract.
 struct SeSACUserRoutes {
-    let authenticator: Authenticator
     let ledger: LedgerStore
     let body: RequestBody
 
-    func register(on router: Router<some RequestContext>) {
-        router.post("v1/user") { request, _ in try await signUp(request) }
-        router.get("v1/user") { request, _ in try await userDocument(request) }
-        router.get("v1/user/shop/myinfo") { request, _ in try await userDocument(request) }
+    func register(on group: RouterGroup<ShopRequestContext>) {
+        group.post("v1/user") { request, context in try await signUp(request, uid: context.requireUID()) }
+        group.get("v1/user") { _, context in try await userDocument(uid: context.requireUID()) }
+        group.get("v1/user/shop/myinfo") { _, context in try await userDocument(uid: context.requireUID()) }
     }
 
     /// 200 registered, 201 already registered, 202 unusable nickname; 501 a missing or invalid field.
-    func signUp(_ request: Request) async throws -> SeSACReply {
-        let uid = try authenticator.uid(fromSeSACHeaders: request.headers)
+    func signUp(_ request: Request, uid: String) async throws -> SeSACReply {
         let form = try SignUpForm(try await body.form(of: request))
         guard form.hasUsableNick else {
             return SeSACReply(
@@ -30,8 +28,7 @@ struct SeSACUserRoutes {
     }
 
     /// 200 with the user document; 406 when the user has not signed up.
-    func userDocument(_ request: Request) async throws -> UserDocument {
-        let uid = try authenticator.uid(fromSeSACHeaders: request.headers)
+    func userDocument(uid: String) async throws -> UserDocument {
         guard let summary = try await ledger.accountSummary(of: uid) else {
             throw LedgerError.userNotRegistered(uid)
         }
