@@ -29,7 +29,9 @@ struct RouteAccessTests {
 
     static let expected: [String: Access] = [
         "GET /healthz": .public,
+        "HEAD /healthz": .public,
         "GET /readyz": .public,
+        "HEAD /readyz": .public,
         "GET /metrics": .metricsToken,
         "GET /openapi.yaml": .public,
         "GET /api/v1/catalog": .public,
