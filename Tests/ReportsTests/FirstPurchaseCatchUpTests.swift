@@ -46,7 +46,7 @@ struct FirstPurchaseCatchUpTests {
             try await buy(ledger, "a2", "ana", .face(2), on: "2025-06-03")
             try await buy(ledger, "b1", "ben", .face(1), on: "2025-06-08", ownership: .familyShared)
             try await buy(ledger, "c1", "cho", .face(1), on: "2025-06-09", price: nil)
-            let catchUp = FirstPurchaseCatchUp(client: db.client)
+            let catchUp = FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays)
             guard case .caughtUp(let changed, _, let first) = try await catchUp.run() else {
                 Issue.record("the catch-up was skipped on a primary")
                 return
@@ -75,7 +75,7 @@ struct FirstPurchaseCatchUpTests {
         try await withReportLedger { db, ledger in
             for uid in Self.users { _ = try await ledger.register(uid: uid, profile: testProfile) }
             try await buy(ledger, "a1", "ana", .face(1), on: "2025-06-10")
-            let catchUp = FirstPurchaseCatchUp(client: db.client)
+            let catchUp = FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays)
             try await catchUp.run()
             let (opened, release) = AsyncStream.makeStream(of: Date.self)
             let (proceed, go) = AsyncStream.makeStream(of: Void.self)
@@ -128,7 +128,7 @@ struct FirstPurchaseCatchUpTests {
             try await buy(ledger, "b1", "ben", .face(1), on: "2025-06-10")  // first on 06-10, until b0
             try await buy(ledger, "c1", "cho", .face(1), on: "2025-06-12")  // after the day
             try await buy(ledger, "d1", "dan", .face(1), on: "2025-06-09", ownership: .familyShared)
-            try await FirstPurchaseCatchUp(client: db.client).run()
+            try await FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays).run()
             let folded = try await table(db)
             // Batch B: recorded later, some with earlier purchase dates (restores).
             try await Task.sleep(for: .milliseconds(20))
@@ -158,7 +158,7 @@ struct FirstPurchaseCatchUpTests {
             try await db.client.query("UPDATE first_purchases_watermark SET caught_up_to = '-infinity'")
             let empty = try await report()
             // Fully: caught up from nothing.
-            try await FirstPurchaseCatchUp(client: db.client).run()
+            try await FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays).run()
             #expect(
                 try await table(db) == [
                     "ana production 2025-06-07", "ben production 2025-06-02", "cho production 2025-06-10",
@@ -188,7 +188,7 @@ struct FirstPurchaseCatchUpTests {
         for uid in Self.users { _ = try await ledger.register(uid: uid, profile: testProfile) }
         try await buy(ledger, "a1", "ana", .face(1), on: "2025-06-07")
         try await buy(ledger, "b1", "ben", .face(1), on: "2025-06-08")
-        try await FirstPurchaseCatchUp(client: db.client).run()
+        try await FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays).run()
         let check = FirstPurchaseInvariants.caughtUp
         func failures() async throws -> [String] {
             try await db.client.withConnection { try await check.run(on: $0, failureLimit: 10) }.failures.map(\.id)
