@@ -106,6 +106,8 @@ let package = Package(
                 "Ledger",
                 "Postgres",
                 "Receipts",
+                // The catch-up `serve` runs passes the report day cache's invalidation (Reports owns it).
+                "Reports",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

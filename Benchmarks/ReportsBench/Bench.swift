@@ -94,7 +94,7 @@ struct Bench {
                 seed: topUp ? 2 : 1)
             configuration.parallelBatches = parallelBatches
             if topUp { say("topping up \(seeded) seeded purchases with \(configuration.purchases) more (seed 2)") }
-            let seeder = LedgerSeeder(client: client, logger: progress)
+            let seeder = LedgerSeeder(client: client, invalidating: .reportDays, logger: progress)
             let began = clock.now
             let summary = try await seeder.seed(configuration)
             let seedTime = clock.now - began

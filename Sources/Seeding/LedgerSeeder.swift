@@ -47,10 +47,17 @@ public struct LedgerSeeder: Sendable {
     ]
 
     let client: PostgresClient
+    /// What the catch-up after a seed forgets (`Invalidation.reportDays` from `Reports`: every
+    /// cached report day, since the seeded purchases were recorded in the past).
+    let invalidation: FirstPurchaseCatchUp.Invalidation
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger = Logger(label: "shopledger.seed")) {
+    public init(
+        client: PostgresClient, invalidating invalidation: FirstPurchaseCatchUp.Invalidation,
+        logger: Logger = Logger(label: "shopledger.seed")
+    ) {
         self.client = client
+        self.invalidation = invalidation
         self.logger = logger
     }
 
@@ -111,7 +118,7 @@ public struct LedgerSeeder: Sendable {
             for try await done in group { collect(done) }
         }
         // The seeded purchases were recorded in the past, before the catch-up's watermark: fold them all in.
-        try await FirstPurchaseCatchUp(client: client, logger: logger).run(everything: true)
+        try await FirstPurchaseCatchUp(client: client, invalidating: invalidation, logger: logger).run(everything: true)
         for table in Self.tables { try await client.query(PostgresQuery(unsafeSQL: "ANALYZE \(table)")) }
         return summary
     }

@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import Postgres
 import Receipts
+import Reports
 import ServiceLifecycle
 
 /// The composition root: builds the HTTP application from its configuration and the database client.
@@ -108,7 +109,7 @@ func shopApplication(
     var services: [any Service] = [
         client, sweeper,
         FirstPurchaseSweeper(
-            catchUp: FirstPurchaseCatchUp(client: client, logger: logger),
+            catchUp: FirstPurchaseCatchUp(client: client, invalidating: .reportDays, logger: logger),
             interval: configuration.firstPurchaseCatchUpInterval),
     ]
     if let appStore, let interval = configuration.appStoreSyncInterval {

@@ -64,7 +64,7 @@ struct SeedCommand: AsyncParsableCommand {
         let logger = CommandLogging.logger()
         let configuration = configuration()
         try await database.withClient(schema: .requireCurrent, logger: logger) { client in
-            let seeder = LedgerSeeder(client: client, logger: logger)
+            let seeder = LedgerSeeder(client: client, invalidating: .reportDays, logger: logger)
             let clock = ContinuousClock()
             let began = clock.now
             let summary = try await seeder.seed(configuration)

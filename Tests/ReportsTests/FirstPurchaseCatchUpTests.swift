@@ -46,7 +46,7 @@ struct FirstPurchaseCatchUpTests {
             try await buy(ledger, "a2", "ana", .face(2), on: "2025-06-03")
             try await buy(ledger, "b1", "ben", .face(1), on: "2025-06-08", ownership: .familyShared)
             try await buy(ledger, "c1", "cho", .face(1), on: "2025-06-09", price: nil)
-            let catchUp = FirstPurchaseCatchUp(client: db.client)
+            let catchUp = FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays)
             guard case .caughtUp(let changed, _, let first) = try await catchUp.run() else {
                 Issue.record("the catch-up was skipped on a primary")
                 return
@@ -75,7 +75,7 @@ struct FirstPurchaseCatchUpTests {
         try await withReportLedger { db, ledger in
             for uid in Self.users { _ = try await ledger.register(uid: uid, profile: testProfile) }
             try await buy(ledger, "a1", "ana", .face(1), on: "2025-06-10")
-            let catchUp = FirstPurchaseCatchUp(client: db.client)
+            let catchUp = FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays)
             try await catchUp.run()
             let (opened, release) = AsyncStream.makeStream(of: Date.self)
             let (proceed, go) = AsyncStream.makeStream(of: Void.self)
@@ -128,7 +128,7 @@ struct FirstPurchaseCatchUpTests {
             try await buy(ledger, "b1", "ben", .face(1), on: "2025-06-10")  // first on 06-10, until b0
             try await buy(ledger, "c1", "cho", .face(1), on: "2025-06-12")  // after the day
             try await buy(ledger, "d1", "dan", .face(1), on: "2025-06-09", ownership: .familyShared)
-            try await FirstPurchaseCatchUp(client: db.client).run()
+            try await FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays).run()
             let folded = try await table(db)
             // Batch B: recorded later, some with earlier purchase dates (restores).
             try await Task.sleep(for: .milliseconds(20))
@@ -158,7 +158,7 @@ struct FirstPurchaseCatchUpTests {
             try await db.client.query("UPDATE first_purchases_watermark SET caught_up_to = '-infinity'")
             let empty = try await report()
             // Fully: caught up from nothing.
-            try await FirstPurchaseCatchUp(client: db.client).run()
+            try await FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays).run()
             #expect(
                 try await table(db) == [
                     "ana production 2025-06-07", "ben production 2025-06-02", "cho production 2025-06-10",
@@ -176,6 +176,73 @@ struct FirstPurchaseCatchUpTests {
         }
     }
 
+    /// What a catch-up's invalidation saw from the catch-up's connection, call by call.
+    actor Probes {
+        struct Probe: Sendable {
+            let recorded: FirstPurchaseCatchUp.Invalidation.Recorded
+            let locked: Bool
+            let watermark: String
+            let folded: Int
+        }
+        var seen: [Probe] = []
+        func add(_ probe: Probe) { seen.append(probe) }
+    }
+
+    struct Refused: Error {}
+
+    @Test("the catch-up runs its invalidation in its transaction, under its lock, before moving the watermark")
+    func invalidationInsideTheCatchUp() async throws {
+        try await withReportLedger { db, ledger in
+            for uid in Self.users { _ = try await ledger.register(uid: uid, profile: testProfile) }
+            try await buy(ledger, "a1", "ana", .face(1), on: "2025-06-07")
+            let markText: PostgresQuery = "SELECT caught_up_to::text FROM first_purchases_watermark"
+            let before = try await db.client.query(markText).single().decode(String.self, at: 0)
+            let since = try await db.client.withConnection { try await FirstPurchaseSQL.since(on: $0) }
+            let probes = Probes()
+            let probe = FirstPurchaseCatchUp.Invalidation(what: "probed") { recorded, connection in
+                let (locked, watermark, folded) = try await connection.query(
+                    """
+                    SELECT EXISTS (
+                               SELECT 1 FROM pg_locks
+                               WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted),
+                           (SELECT caught_up_to::text FROM first_purchases_watermark),
+                           (SELECT count(*) FROM first_purchases)
+                    """
+                ).single().decode((Bool, String, Int).self)
+                await probes.add(.init(recorded: recorded, locked: locked, watermark: watermark, folded: folded))
+                return 7
+            }
+            // What it returns is the outcome's count; it sees the upsert and the old watermark.
+            guard case .caughtUp(1, 7, _) = try await FirstPurchaseCatchUp(client: db.client, invalidating: probe).run()
+            else {
+                Issue.record("the catch-up was skipped, or did not report what its invalidation deleted")
+                return
+            }
+            let first = try #require(await probes.seen.first)
+            #expect(first.recorded == .since(since))
+            #expect(first.locked)
+            #expect(first.watermark == before)
+            #expect(first.folded == 1)
+            let after = try await db.client.query(markText).single().decode(String.self, at: 0)
+            #expect(after != before)
+
+            // An invalidation that fails undoes the whole catch-up: nothing folded in, watermark kept.
+            try await buy(ledger, "b1", "ben", .face(1), on: "2025-06-08")
+            let refusing = FirstPurchaseCatchUp.Invalidation(what: "refused") { _, _ in throw Refused() }
+            await #expect(throws: Refused.self) {
+                try await FirstPurchaseCatchUp(client: db.client, invalidating: refusing).run()
+            }
+            #expect(try await table(db) == ["ana production 2025-06-07"])
+            #expect(try await db.client.query(markText).single().decode(String.self, at: 0) == after)
+
+            // Everything (the seeder's run) asks it to forget everything.
+            try await FirstPurchaseCatchUp(client: db.client, invalidating: probe).run(everything: true)
+            #expect(await probes.seen.count == 2)
+            #expect(await probes.seen.last?.recorded == .everything)
+            #expect(try await table(db) == ["ana production 2025-06-07", "ben production 2025-06-08"])
+        }
+    }
+
     @Test("reconcile finds a first purchase missing, or earlier than any purchase")
     func reconcileCatchesDrift() async throws {
         try await TestGate.reports.run {
@@ -188,7 +255,7 @@ struct FirstPurchaseCatchUpTests {
         for uid in Self.users { _ = try await ledger.register(uid: uid, profile: testProfile) }
         try await buy(ledger, "a1", "ana", .face(1), on: "2025-06-07")
         try await buy(ledger, "b1", "ben", .face(1), on: "2025-06-08")
-        try await FirstPurchaseCatchUp(client: db.client).run()
+        try await FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays).run()
         let check = FirstPurchaseInvariants.caughtUp
         func failures() async throws -> [String] {
             try await db.client.withConnection { try await check.run(on: $0, failureLimit: 10) }.failures.map(\.id)

@@ -51,7 +51,7 @@ struct ReportDayCacheTests {
     /// What a catch-up five seconds after the last entry leaves: everything folded in, and the
     /// watermark (less the overlap) past every entry recorded so far.
     func settle(_ db: TestDatabase) async throws {
-        try await FirstPurchaseCatchUp(client: db.client).run()
+        try await FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays).run()
         try await db.client.query(
             """
             UPDATE first_purchases_watermark
@@ -104,7 +104,8 @@ struct ReportDayCacheTests {
             #expect(try await cachedDays(db) == [])
             try await settle(db)
             // Partly: four days in the middle, filled as the report's pre-step fills them.
-            let filled = try await FirstPurchaseCatchUp(client: db.client).whileLocked { connection in
+            let filled = try await FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays).whileLocked {
+                connection in
                 let periods = try await RevenueQueries.periods(
                     (3...6).map { day("2025-06-0\($0)")...day("2025-06-0\($0)") }, timeZone: "UTC", on: connection)
                 return try await ReportDayCache.fill(periods, timeZone: "UTC", on: connection)
@@ -210,14 +211,21 @@ struct ReportDayCacheTests {
             try await db.client.query("UPDATE first_purchases_watermark SET caught_up_to = \(watermark)")
 
             // The catch-up deletes exactly the days the entry changes; the next report fills them again.
-            guard case .caughtUp(_, let staleDays, _) = try await FirstPurchaseCatchUp(client: db.client).run() else {
+            guard
+                case .caughtUp(_, let staleDays, _) = try await FirstPurchaseCatchUp(
+                    client: db.client, invalidating: .reportDays
+                ).run()
+            else {
                 Issue.record("the catch-up was skipped")
                 return
             }
             #expect(staleDays == late.changedDays.count)
             #expect(Set(try await cachedDays(db)).isDisjoint(with: late.changedDays))
             // Run again it deletes nothing more (and a deleted day is simply filled again later).
-            guard case .caughtUp(_, 0, _) = try await FirstPurchaseCatchUp(client: db.client).run() else {
+            guard
+                case .caughtUp(_, 0, _) = try await FirstPurchaseCatchUp(client: db.client, invalidating: .reportDays)
+                    .run()
+            else {
                 Issue.record("a second catch-up deleted days or was skipped")
                 return
             }
@@ -252,7 +260,11 @@ struct ReportDayCacheTests {
             // A refund signed at 2025-06-07 09:00 UTC: 06-07 in UTC, in Seoul and in Los Angeles.
             _ = try await ledger.recordRefundEvent(
                 refundEvent("r3", .refund, for: "a1", at: instant("2025-06-07T09:00:00Z")))
-            guard case .caughtUp(_, let staleDays, _) = try await FirstPurchaseCatchUp(client: db.client).run() else {
+            guard
+                case .caughtUp(_, let staleDays, _) = try await FirstPurchaseCatchUp(
+                    client: db.client, invalidating: .reportDays
+                ).run()
+            else {
                 Issue.record("the catch-up was skipped")
                 return
             }

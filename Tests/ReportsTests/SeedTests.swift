@@ -13,7 +13,7 @@ struct SeedTests {
         try await withReportLedger { db, _ in
             let configuration = SeedConfiguration(
                 purchases: 6_000, days: 40, lastDay: day("2025-06-30"), seed: 9, batchSize: 2_500)
-            let summary = try await LedgerSeeder(client: db.client).seed(configuration)
+            let summary = try await LedgerSeeder(client: db.client, invalidating: .reportDays).seed(configuration)
             #expect(summary.purchases == 6_000 && summary.users == 2_000)
             func count(_ sql: String) async throws -> Int {
                 try await db.client.query(PostgresQuery(unsafeSQL: sql)).single().decode(Int.self, at: 0)
@@ -44,7 +44,7 @@ struct SeedTests {
             guard case .recorded = outcome else { Issue.record("\(outcome)"); return }
             // Seeding again with the same seed is refused before anything is written.
             await #expect(throws: SeedError.self) {
-                _ = try await LedgerSeeder(client: db.client).seed(configuration)
+                _ = try await LedgerSeeder(client: db.client, invalidating: .reportDays).seed(configuration)
             }
             #expect(try await count("SELECT count(*) FROM purchases") == 6_001)
         }
@@ -53,7 +53,7 @@ struct SeedTests {
     @Test("a daily report over a seeded ledger equals totals computed straight from the purchases and journal")
     func reportOverSeededLedger() async throws {
         try await withReportLedger { db, _ in
-            _ = try await LedgerSeeder(client: db.client).seed(
+            _ = try await LedgerSeeder(client: db.client, invalidating: .reportDays).seed(
                 SeedConfiguration(purchases: 3_000, days: 20, lastDay: day("2025-06-30"), seed: 4))
             let report = try await RevenueReporter(client: db.client).daily(date: day("2025-06-25"))
             #expect(report.reconciled)
@@ -86,7 +86,7 @@ struct SeedTests {
     @Test("EXPLAIN: the daily report reads journal entries by an index range scan on its period")
     func indexRangeScans() async throws {
         try await withReportLedger { db, _ in
-            let seeder = LedgerSeeder(client: db.client)
+            let seeder = LedgerSeeder(client: db.client, invalidating: .reportDays)
             _ = try await seeder.seed(
                 SeedConfiguration(purchases: 20_000, days: 365, lastDay: day("2025-06-30"), seed: 2))
             try await seeder.vacuum()

@@ -2,28 +2,63 @@ import Foundation
 import Logging
 import Postgres
 
-/// Folds newly recorded purchases into `first_purchases` (migration 0011), deletes the cached report
-/// days (migration 0013) that entries recorded since can change, and moves the watermark both share,
-/// outside the purchase statement: before each report on a primary, and periodically in `serve`.
-/// Safe to run from several processes at once (one runs, the others skip) and to repeat (the upsert
-/// keeps the least `first_at`; a day deleted twice is simply filled again later).
+/// Folds newly recorded purchases into `first_purchases` (migration 0011), has its `Invalidation`
+/// delete what a cache sharing its watermark holds that entries recorded since can change (the
+/// reports' day cache: `Invalidation.reportDays`, from `Reports`, which owns that cache), and moves
+/// the watermark, outside the purchase statement: before each report on a primary, and periodically
+/// in `serve`. Safe to run from several processes at once (one runs, the others skip) and to repeat
+/// (the upsert keeps the least `first_at`; a cached row deleted twice is simply filled again later).
 public struct FirstPurchaseCatchUp: Sendable {
     /// What one run did.
     public enum Outcome: Sendable, Equatable {
         /// Purchases recorded since the watermark (less the overlap) were folded in: `changed` first
-        /// purchases were added or moved earlier, `staleDays` cached report days (migration 0013) that
-        /// entries recorded since can change were deleted; the watermark is now `watermark`
-        /// (unchanged when the horizon could not be read).
+        /// purchases were added or moved earlier, the invalidation deleted `staleDays` cached days
+        /// that entries recorded since can change; the watermark is now `watermark` (unchanged when
+        /// the horizon could not be read).
         case caughtUp(changed: Int, staleDays: Int, watermark: Date)
         /// Nothing written: a standby or read-only connection, or another catch-up was running.
         case skipped(String)
     }
 
+    /// What the catch-up has the owner of a cache built on its watermark delete, in the catch-up's
+    /// transaction (READ COMMITTED, holding its lock, on a primary), after it read its horizon and
+    /// before it moves the watermark: so every statement of `invalidate` sees every entry recorded
+    /// before the new watermark, and what the cache keeps agrees with all of them. Required: a
+    /// catch-up that moved the watermark without it would leave cached days a reader then trusts.
+    public struct Invalidation: Sendable {
+        /// Which recorded entries the cache must forget what they change.
+        public enum Recorded: Sendable, Equatable {
+            /// Those recorded at or after `since` (bind as `$n::timestamptz`; maybe `-infinity`).
+            case since(String)
+            /// All of them, whatever their `recorded_at` (the seeder's purchases): forget everything.
+            case everything
+        }
+
+        /// What `invalidate` deletes, for the log ("stale report days").
+        let what: String
+        /// Deletes what entries `recorded` can change; returns how many cached days it deleted.
+        let invalidate: @Sendable (_ recorded: Recorded, _ connection: PostgresConnection) async throws -> Int
+
+        public init(
+            what: String,
+            _ invalidate:
+                @escaping @Sendable (_ recorded: Recorded, _ connection: PostgresConnection) async throws -> Int
+        ) {
+            self.what = what
+            self.invalidate = invalidate
+        }
+    }
+
     let client: PostgresClient
+    let invalidation: Invalidation
     let logger: Logger
 
-    public init(client: PostgresClient, logger: Logger = Logger(label: "shopledger.first-purchases")) {
+    public init(
+        client: PostgresClient, invalidating invalidation: Invalidation,
+        logger: Logger = Logger(label: "shopledger.first-purchases")
+    ) {
         self.client = client
+        self.invalidation = invalidation
         self.logger = logger
     }
 
@@ -89,28 +124,9 @@ public struct FirstPurchaseCatchUp: Sendable {
             ON CONFLICT (uid, book) DO UPDATE SET first_at = EXCLUDED.first_at
             WHERE EXCLUDED.first_at < f.first_at
             """)
-        // Cached report days (migration 0013) that what was recorded since can change: after the
-        // horizon, so this statement sees every entry recorded before the watermark set below.
-        // Nothing to read when nothing is cached (a server whose reports never ran).
-        let cached = try await connection.query("SELECT EXISTS (SELECT 1 FROM report_days)").single().decode(
-            Bool.self, at: 0)
-        let stale: Int
-        if everything {
-            stale = try await connection.execute("DELETE FROM report_days")
-        } else if !cached {
-            stale = 0
-        } else {
-            stale = try await connection.execute(
-                """
-                DELETE FROM report_days d
-                USING (
-                    SELECT DISTINCT z.time_zone, (t.at AT TIME ZONE z.time_zone)::date AS day
-                    FROM (SELECT DISTINCT time_zone FROM report_days) z
-                    CROSS JOIN \(instantsTouchedSince: since) t
-                ) x
-                WHERE d.time_zone = x.time_zone AND d.day = x.day
-                """)
-        }
+        // The cache's stale days: after the horizon, so its statements see every entry recorded
+        // before the watermark set below.
+        let stale = try await invalidation.invalidate(everything ? .everything : .since(since), connection)
         if horizon == nil {
             logger.warning(
                 """
@@ -135,7 +151,8 @@ public struct FirstPurchaseCatchUp: Sendable {
             let outcome = try await run()
             if case .caughtUp(let changed, let stale, _) = outcome, changed > 0 || stale > 0 {
                 logger.debug(
-                    "first purchases caught up", metadata: ["changed": "\(changed)", "stale report days": "\(stale)"])
+                    "first purchases caught up",
+                    metadata: ["changed": "\(changed)", "\(invalidation.what)": "\(stale)"])
             }
             return outcome
         } catch {

@@ -11,7 +11,8 @@ import Postgres
 /// Whatever the cache holds, the figures are the same: a reader uses a cached day only when the
 /// entries recorded since the catch-up's watermark (less the overlap) cannot change it, and computes
 /// every other day as before. The catch-up deletes the days such entries change before it moves the
-/// watermark, and `fill` writes under the catch-up's lock, so every day left cached agrees with
+/// watermark (through `FirstPurchaseCatchUp.Invalidation.reportDays`, which every catch-up is given),
+/// and `fill` writes under the catch-up's lock, so every day left cached agrees with
 /// everything recorded before the watermark.
 enum ReportDayCache {
     /// The entry and buyer groups of `periods` (each one day in `timeZone`, ascending), numbered as

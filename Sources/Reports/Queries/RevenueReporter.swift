@@ -90,7 +90,7 @@ public struct RevenueReporter: Sendable {
     /// report's snapshot has few to add; skipped on a standby or a read-only connection. The report
     /// is the same without it, only slower when the catch-up is far behind.
     func catchUpFirstPurchases() async {
-        await FirstPurchaseCatchUp(client: client, logger: logger).runLogged()
+        await FirstPurchaseCatchUp(client: client, invalidating: .reportDays, logger: logger).runLogged()
     }
 
     /// Stores the trend's days the report day cache lacks (migration 0013), in a transaction of
@@ -98,12 +98,13 @@ public struct RevenueReporter: Sendable {
     /// slower. Skipped like the catch-up, and for a time zone the database does not know.
     func fillDayCache(date: CalendarDate?, options: ReportOptions) async {
         do {
-            let outcome = try await FirstPurchaseCatchUp(client: client, logger: logger).whileLocked { connection in
-                try await connection.query("SET LOCAL work_mem = '64MB'")
-                guard try await RevenueQueries.isKnownTimeZone(options.timeZone, on: connection) else { return 0 }
-                let periods = try await Self.trendPeriods(date: date, timeZone: options.timeZone, on: connection)
-                return try await ReportDayCache.fill(periods, timeZone: options.timeZone, on: connection)
-            }
+            let outcome = try await FirstPurchaseCatchUp(client: client, invalidating: .reportDays, logger: logger)
+                .whileLocked { connection in
+                    try await connection.query("SET LOCAL work_mem = '64MB'")
+                    guard try await RevenueQueries.isKnownTimeZone(options.timeZone, on: connection) else { return 0 }
+                    let periods = try await Self.trendPeriods(date: date, timeZone: options.timeZone, on: connection)
+                    return try await ReportDayCache.fill(periods, timeZone: options.timeZone, on: connection)
+                }
             if case .ran(let filled) = outcome, filled > 0 {
                 logger.debug("report days cached", metadata: ["days": "\(filled)", "zone": "\(options.timeZone)"])
             }
