@@ -71,7 +71,15 @@ struct ConnectionLimitTests {
         #expect(shed == 1)
     }
 
-    @Test("half-open connections: closed after the idle timeout, shed at the limit; /healthz still answers")
+    // In this process the flood sometimes ended the whole test run: when the in-process server is stopped
+    // (its serving task cancelled) while connections it accepted are still queued for its accept loop,
+    // NIO drops them and traps ("Deinited NIOAsyncWriter without calling finish()", a known limitation of
+    // NIO's async server channel, seen once in seven runs here). The same flood, larger, runs against
+    // the real `shopledger serve` in FaultTests/HostileRequestTests.halfOpenFlood, where it cannot take the
+    // test process down; this one runs only when asked for (SHOPLEDGER_IN_PROCESS_FLOOD=1).
+    @Test(
+        "half-open connections: closed after the idle timeout, shed at the limit; /healthz still answers",
+        .enabled(if: ProcessInfo.processInfo.environment["SHOPLEDGER_IN_PROCESS_FLOOD"] == "1"))
     func halfOpenFlood() async throws {
         try await withTestDatabase { db in
             var configuration = ServerTest.configuration()
