@@ -88,7 +88,7 @@ struct FirstPurchaseCatchUpTests {
                             "b1", item: .face(2), at: instant("2025-06-10T03:00:00Z"), price: 1_200_000),
                         uid: "ben")
                     let started = try await connection.query("SELECT now()").single().decode(Date.self, at: 0)
-                    try await connection.query(LedgerStore.insertPurchase(input, lockingTransaction: false))
+                    try await connection.query(PurchaseStatement.single(input, lockingTransaction: false))
                     release.yield(started)
                     for await _ in proceed { break }
                 }

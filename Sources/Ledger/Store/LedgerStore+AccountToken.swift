@@ -1,7 +1,7 @@
 import Postgres
 
 /// One appAccountToken per user (migration 0009), checked and set inside the purchase statements
-/// (`insertPurchase`, and `insertPurchases` for group commit), so it costs no round trip of its own
+/// (`PurchaseStatement`, one purchase or a group commit batch), so it costs no round trip of its own
 /// and reads one row: the user's, which the statements read anyway.
 ///
 /// - A purchase whose token is not its user's is not inserted; the statement answers

@@ -64,7 +64,8 @@ extension LedgerStore {
     /// insert, and apply the events with a snapshot taken after the lock.
     private func recordPurchaseAfterRefundEvents(_ input: PurchaseInput) async throws -> PurchaseOutcome {
         let recorded: Purchase? = try await client.withTransaction(.retrying(3)) { connection in
-            let inserted = try await connection.query(Self.insertPurchase(input, lockingTransaction: true)).single()
+            let inserted = try await connection.query(PurchaseStatement.single(input, lockingTransaction: true))
+                .single()
                 .insertResult()
             try inserted.refuseRefused(input)
             guard let recordedAt = inserted.recordedAt else { return nil }
@@ -115,68 +116,6 @@ extension LedgerStore {
         if existing.uid != input.uid { return .conflict(.ownedByAnotherUser) }
         guard try row.decode(Bool.self, column: "same_evidence") else { return .conflict(.differentEvidence) }
         return .duplicate(existing)
-    }
-
-    /// The one statement that records a purchase: the purchase row, the transaction's marker row and
-    /// the grant, and the user's appAccountToken if this is their first purchase carrying one. The
-    /// purchase's journal entry, its postings and its grant event are derived from the purchase row
-    /// (the `journal_entries`, `postings` and `grant_events` views, migration 0007), so they cannot
-    /// disagree with it and cost no writes. With `lockingTransaction` false a
-    /// prior `store_transactions` row (a refund event came first) fails it with a unique violation;
-    /// with true it locks that row instead (the slow path, inside a transaction).
-    static func insertPurchase(_ input: PurchaseInput, lockingTransaction: Bool) -> PostgresQuery {
-        let onMarkerConflict =
-            lockingTransaction
-            ? "ON CONFLICT (store, environment, transaction_id) DO UPDATE SET store = EXCLUDED.store WHERE false" : ""
-        return """
-            WITH input AS (
-                SELECT \(input.store)::text AS store, \(input.environment)::text AS environment,
-                       \(input.transactionId)::text AS transaction_id,
-                       \(input.originalTransactionId)::text AS original_transaction_id,
-                       \(input.uid)::text AS uid, \(input.productId)::text AS product_id, \(input.book)::text AS book,
-                       \(input.purchaseDate)::timestamptz AS purchased_at, \(input.priceMilli)::bigint AS price_milli,
-                       \(input.currency)::text AS currency, \(input.storefront)::text AS storefront,
-                       \(input.ownership)::text AS ownership, \(input.appAccountToken)::uuid AS app_account_token,
-                       \(input.signedDate)::timestamptz AS signed_at, \(input.evidence)::bytea AS evidence_sha256,
-                       \(input.claimsAccountToken)::boolean AS claims_token
-            ),
-            item AS (SELECT c.kind, c.item_index FROM catalog_items c JOIN input i ON c.product_id = i.product_id),
-            account AS (SELECT u.uid, u.app_account_token AS known_token FROM users u JOIN input i ON u.uid = i.uid),
-            purchase AS (
-                INSERT INTO purchases (store, environment, transaction_id, original_transaction_id, uid, product_id,
-                    item_kind, item_index, book, purchased_at, price_milli, currency, storefront, ownership,
-                    app_account_token, signed_at, evidence_sha256)
-                SELECT i.store, i.environment, i.transaction_id, i.original_transaction_id, i.uid, i.product_id,
-                    item.kind, item.item_index, i.book, i.purchased_at, i.price_milli, i.currency, i.storefront,
-                    i.ownership, i.app_account_token, i.signed_at, i.evidence_sha256
-                FROM input i, item, account a
-                WHERE coalesce(a.known_token = i.app_account_token, true)
-                ON CONFLICT (store, environment, transaction_id) DO NOTHING
-                RETURNING store, environment, transaction_id, uid, item_kind, item_index, ownership, app_account_token,
-                    recorded_at
-            ),
-            \(unsafeSQL: claimAccountTokens),
-            marker AS (
-                INSERT INTO store_transactions (store, environment, transaction_id)
-                SELECT store, environment, transaction_id FROM purchase
-                \(unsafeSQL: onMarkerConflict)
-            ),
-            owned AS (
-                INSERT INTO grants AS g (uid, item_kind, item_index, purchased_count, shared_count)
-                SELECT uid, item_kind, item_index, (ownership = 'PURCHASED')::int, (ownership = 'FAMILY_SHARED')::int
-                FROM purchase
-                ON CONFLICT (uid, item_kind, item_index) DO UPDATE
-                SET purchased_count = g.purchased_count + EXCLUDED.purchased_count,
-                    shared_count = g.shared_count + EXCLUDED.shared_count,
-                    updated_at = now()
-            )
-            SELECT EXISTS (SELECT 1 FROM account) AS registered, item.kind, item.item_index,
-                   (SELECT recorded_at FROM purchase) AS recorded_at,
-                   coalesce((SELECT a.known_token = i.app_account_token FROM input i, account a), true)
-                       AS token_accepted,
-                   \(unsafeSQL: refuseLostAccountTokenRace) AS token_race
-            FROM (SELECT 1) AS one LEFT JOIN item ON true
-            """
     }
 }
 
@@ -254,6 +193,6 @@ extension LedgerStore {
     /// The statement `recordPurchase` sends for a new purchase of `transaction` by `uid`, so the
     /// benchmarks drive exactly what the server sends (text and bindings) outside of it.
     package static func newPurchaseStatement(_ transaction: VerifiedTransaction, for uid: String) -> PostgresQuery {
-        insertPurchase(PurchaseInput(transaction: transaction, uid: uid), lockingTransaction: false)
+        PurchaseStatement.single(PurchaseInput(transaction: transaction, uid: uid), lockingTransaction: false)
     }
 }

@@ -19,7 +19,8 @@ extension LedgerStore {
                 // The event first: it inserts or locks the transaction's row, so the purchase
                 // statement takes its locking path, as after a refund notification.
                 try await connection.query(Self.insertRefundEvent(revocation))
-                let inserted = try await connection.query(Self.insertPurchase(input, lockingTransaction: true)).single()
+                let inserted = try await connection.query(PurchaseStatement.single(input, lockingTransaction: true))
+                    .single()
                     .insertResult()
                 try inserted.refuseRefused(input)
                 if inserted.recordedAt == nil {
