@@ -48,6 +48,38 @@ struct LearnedPriceTests {
         }
     }
 
+    @Test("a priced re-post of an unpriced purchase: the one recordPurchase call books the price, once, and shows it")
+    func repostBooksPrice() async throws {
+        try await withLedger { db, ledger in
+            _ = try await ledger.register(uid: "alice", profile: testProfile)
+            _ = try await ledger.recordPurchase(makeTransaction("u1", item: .face(3), unpriced: true), for: "alice")
+            let price = Money(amountMilli: 2_500_000, currency: "KRW")
+            guard case .duplicate(let shown) = try await ledger.recordPurchase(Self.signed("u1"), for: "alice") else {
+                Issue.record("Apple's signed transaction of a recorded purchase is a duplicate")
+                return
+            }
+            #expect(shown.price == price)
+            #expect(try await Self.entryKinds(db.client, "u1") == ["purchase", "price_learned"])
+            #expect(
+                try await balances(db.client) == ["receivable:app_store": 2_500_000, "revenue:face": -2_500_000])
+
+            // Again: the learned price shows, nothing is written.
+            let before = try await ledgerRowCounts(db.client)
+            guard case .duplicate(let again) = try await ledger.recordPurchase(Self.signed("u1"), for: "alice") else {
+                Issue.record("posted again it is a duplicate")
+                return
+            }
+            #expect(again.price == price)
+            #expect(try await ledgerRowCounts(db.client) == before)
+
+            // Another user posting it learns nothing and books nothing.
+            _ = try await ledger.register(uid: "bob", profile: testProfile)
+            let registered = try await ledgerRowCounts(db.client)
+            #expect(try await ledger.recordPurchase(Self.signed("u1"), for: "bob") == .conflict(.ownedByAnotherUser))
+            #expect(try await ledgerRowCounts(db.client) == registered)
+        }
+    }
+
     @Test("a lookup that did not price a purchase: the wait doubles per attempt up to a day, then it is due again")
     func lookupBackoff() async throws {
         try await withLedger { db, ledger in

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Postgres
 import Receipts
 
@@ -17,6 +18,9 @@ extension LedgerStore {
     /// `store_transactions` key, then BEGIN, the statement taking that row's lock, the refund
     /// application, COMMIT).
     ///
+    /// A duplicate that brings the price of a purchase recorded unpriced books that price
+    /// (``learningPrice(from:_:)``).
+    ///
     /// A transaction whose `appAccountToken` is not the user's (the token of their first purchase
     /// that carried one) is refused, checked inside the statement (`LedgerStore+AccountToken`).
     ///
@@ -31,15 +35,47 @@ extension LedgerStore {
         try Validation.uid(uid)
         try Validation.transaction(transaction)
         let input = PurchaseInput(transaction: transaction, uid: uid, claimsAccountToken: claimingAccountToken)
+        let outcome: PurchaseOutcome
         do {
             if let revocation = RefundEvent(revocationOf: transaction) {
-                return try await recordRevokedPurchase(input, revocation: revocation)
+                outcome = try await recordRevokedPurchase(input, revocation: revocation)
+            } else {
+                outcome = try await recordNewPurchase(input)
             }
-            return try await recordNewPurchase(input)
         } catch let error as PostgresError where error.sqlState == .accountTokenTaken {
             // Another first purchase of this user set another token at the same time; rolled back.
             throw LedgerError.accountTokenMismatch()
         }
+        return await learningPrice(from: transaction, outcome)
+    }
+
+    /// A purchase recorded unpriced before (a classic receipt's entry while Apple did not answer) that
+    /// comes back priced (Apple's signed transaction: a re-post Apple now prices, a restore, a StoreKit 2
+    /// post) gets that price as a price learned later: a `price_learned` journal entry booked once
+    /// (`recordLearnedPrice`), as a sync would book it, and the duplicate shows it. A failure to book it
+    /// leaves the duplicate as it was (logged): the purchase is recorded, and a sync prices it later.
+    private func learningPrice(
+        from transaction: VerifiedTransaction, _ outcome: PurchaseOutcome
+    ) async
+        -> PurchaseOutcome
+    {
+        guard transaction.priceMilli != nil, case .duplicate(var purchase) = outcome, purchase.price == nil else {
+            return outcome
+        }
+        do {
+            switch try await recordLearnedPrice(transaction) {
+            case .recorded(let price), .duplicate(let price):
+                purchase.price = price
+                purchase.storefront = purchase.storefront ?? transaction.storefront
+            case .conflict, .evidenceDiffers, .familyShared, .notRecorded:
+                break
+            }
+        } catch {
+            logger.warning(
+                "could not book the price of a purchase recorded unpriced",
+                metadata: ["transaction": "\(transaction.transactionId)", "error": "\(error)"])
+        }
+        return .duplicate(purchase)
     }
 
     private func recordNewPurchase(_ input: PurchaseInput) async throws -> PurchaseOutcome {

@@ -198,12 +198,8 @@ struct PurchaseDesk: Sendable {
     }
 
     /// Records a proven transaction (here, or by the App Store Server API client, which verifies with the
-    /// same prover) for `uid`, counting the outcome.
-    ///
-    /// A purchase recorded unpriced before (a classic receipt's entry while Apple did not answer) that
-    /// comes back priced (Apple's signed transaction: a re-post Apple now prices, a restore, a StoreKit 2
-    /// post) gets that price as a price learned later, a `price_learned` journal entry booked once, as a
-    /// sync would book it; the duplicate answer shows it.
+    /// same prover) for `uid`, counting the outcome: one ledger call, which also books the price of a
+    /// purchase recorded unpriced before that comes back priced (`LedgerStore.recordPurchase`).
     ///
     /// - Parameter claimingAccountToken: false for a restore, which never sets the user's appAccountToken.
     func record(
@@ -217,30 +213,10 @@ struct PurchaseDesk: Sendable {
             case .duplicate: metrics.recordPurchase("duplicate")
             case .conflict: metrics.recordPurchase("conflict")
             }
-            guard transaction.priceMilli != nil, case .duplicate(let existing) = outcome, existing.price == nil else {
-                return outcome
-            }
-            return .duplicate(await learnPrice(from: transaction, for: existing))
+            return outcome
         } catch let error as LedgerError where error.code == .unknownProduct || error.code == .accountTokenMismatch {
             metrics.recordRefusal(error.code.rawValue)
             throw error
         }
-    }
-
-    /// Books `signed`'s price for `existing`, recorded without one; the purchase as it then reads. A
-    /// failure leaves the purchase as it was (logged): a sync prices it later.
-    func learnPrice(from signed: VerifiedTransaction, for existing: Purchase) async -> Purchase {
-        var purchase = existing
-        do {
-            if case .recorded(let price) = try await ledger.recordLearnedPrice(signed) {
-                purchase.price = price
-                purchase.storefront = purchase.storefront ?? signed.storefront
-            }
-        } catch {
-            logger.warning(
-                "could not book the price of a purchase recorded unpriced",
-                metadata: ["transaction": "\(signed.transactionId)", "error": "\(error)"])
-        }
-        return purchase
     }
 }
