@@ -98,6 +98,19 @@ let package = Package(
             swiftSettings: strict,
             plugins: ["EmbedSQL"]
         ),
+        // The shop's work that knows no HTTP: proving and recording purchases (PurchaseDesk), per-user
+        // limits, the App Store sync and test-notification probe. `serve` and `shopledger appstore` share it.
+        .target(
+            name: "Shop",
+            dependencies: [
+                "AppStoreServerAPI",
+                "Ledger",
+                "Receipts",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         // HTTP: SeSAC-compatible routes, the JSON API, notifications, auth.
         .target(
             name: "ShopServer",
@@ -106,6 +119,7 @@ let package = Package(
                 "Ledger",
                 "Postgres",
                 "Receipts",
+                "Shop",
                 // The catch-up `serve` runs passes the report day cache's invalidation (Reports owns it).
                 "Reports",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -153,6 +167,7 @@ let package = Package(
             name: "shopledger",
             dependencies: [
                 "AppStoreServerAPI",
+                "Shop",
                 "ShopServer",
                 "Ledger",
                 "Reports",
@@ -272,7 +287,7 @@ let package = Package(
         .testTarget(
             name: "ShopServerTests",
             dependencies: [
-                "ShopServer", "Ledger", "TestSupport",
+                "Shop", "ShopServer", "Ledger", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -286,7 +301,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreServerAPITests",
             dependencies: [
-                "AppStoreServerAPI", "CivilDates", "ShopServer", "Ledger", "Postgres", "Receipts", "Reports",
+                "AppStoreServerAPI", "CivilDates", "Shop", "ShopServer", "Ledger", "Postgres", "Receipts", "Reports",
                 "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

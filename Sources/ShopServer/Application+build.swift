@@ -8,6 +8,7 @@ import Postgres
 import Receipts
 import Reports
 import ServiceLifecycle
+import Shop
 
 /// The composition root: builds the HTTP application from its configuration and the database client.
 /// `shopledger serve` and the tests both call it.
@@ -60,9 +61,11 @@ func shopApplication(
     let ledger = LedgerStore(client: client, logger: logger)
     let body = RequestBody(limit: configuration.bodyLimit)
     let appStore = try appStoreClient(configuration, prover: purchaseProver, logger: logger)
-    let limits = UserLimits(configuration)
+    let limits = UserLimits(
+        restores: configuration.restoreLimit, refusedProofs: configuration.refusedProofLimit,
+        purchases: configuration.purchaseLimit)
     let desk = PurchaseDesk(
-        prover: purchaseProver, ledger: ledger, metrics: metrics, appStore: appStore,
+        prover: purchaseProver, ledger: ledger, counters: metrics, appStore: appStore,
         priceBudget: configuration.appStorePriceBudget, ledgerReserve: configuration.appStoreLedgerReserve,
         limits: limits, logger: logger)
 

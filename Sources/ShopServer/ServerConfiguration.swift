@@ -1,6 +1,7 @@
 import AppStoreServerAPI
 import Foundation
 import Receipts
+import Shop
 
 /// Everything the HTTP service needs to know at start, validated before it starts.
 public struct ServerConfiguration: Sendable {

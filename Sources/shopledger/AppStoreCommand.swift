@@ -4,7 +4,7 @@ import Foundation
 import Ledger
 import Logging
 import Receipts
-import ShopServer
+import Shop
 
 /// `shopledger appstore ...`: the App Store Server API from the command line.
 struct AppStoreCommand: AsyncParsableCommand {

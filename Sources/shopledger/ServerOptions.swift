@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Receipts
+import Shop
 import ShopServer
 
 /// `serve`'s settings: each a flag, or a `SHOPLEDGER_*` environment variable when the flag is absent.

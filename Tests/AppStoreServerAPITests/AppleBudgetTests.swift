@@ -9,6 +9,7 @@ import Receipts
 import TestSupport
 import Testing
 
+@testable import Shop
 @testable import ShopServer
 
 /// A call to Apple made inside a request gets the time the request has left, never Apple's whole retry

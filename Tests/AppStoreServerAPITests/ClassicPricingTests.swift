@@ -10,6 +10,7 @@ import Reports
 import TestSupport
 import Testing
 
+@testable import Shop
 @testable import ShopServer
 
 /// A classic app receipt carries no price: when the App Store Server API answers, the purchase is

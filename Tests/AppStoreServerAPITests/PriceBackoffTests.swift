@@ -7,6 +7,7 @@ import Receipts
 import TestSupport
 import Testing
 
+@testable import Shop
 @testable import ShopServer
 
 /// A purchase Apple does not price (it does not know the transaction, or its answer states no price)

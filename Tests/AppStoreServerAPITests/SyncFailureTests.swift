@@ -8,6 +8,7 @@ import Receipts
 import TestSupport
 import Testing
 
+@testable import Shop
 @testable import ShopServer
 
 /// A sync keeps what it fetched and verified: one environment's notification history failing, a later

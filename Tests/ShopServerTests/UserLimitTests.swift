@@ -6,6 +6,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Shop
 @testable import ShopServer
 
 @Suite("Per-user limits")

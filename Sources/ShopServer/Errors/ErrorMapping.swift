@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import Postgres
 import Receipts
+import Shop
 
 /// The one place where errors become HTTP answers, for both surfaces.
 ///

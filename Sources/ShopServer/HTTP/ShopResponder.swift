@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Shop
 
 /// Wraps the router: every request, on both surfaces, passes through here once.
 ///

@@ -1,5 +1,6 @@
 import Postgres
 import Prometheus
+import Shop
 
 /// The service's Prometheus metrics, in a registry of its own (no global metrics system), served at
 /// `GET /metrics`:
@@ -35,11 +36,11 @@ public final class ShopMetrics: Sendable {
         .record(duration)
     }
 
-    func recordPurchase(_ outcome: String) {
+    package func recordPurchase(_ outcome: String) {
         registry.makeCounter(descriptor: Self.purchases, labels: [("outcome", outcome)]).increment()
     }
 
-    func recordRefusal(_ reason: String) {
+    package func recordRefusal(_ reason: String) {
         registry.makeCounter(descriptor: Self.refusals, labels: [("reason", reason)]).increment()
     }
 
@@ -50,7 +51,7 @@ public final class ShopMetrics: Sendable {
     }
 
     /// A request turned away by a per-user limit (`restore`, `refused_proofs`).
-    func recordRateLimited(_ limit: String) {
+    package func recordRateLimited(_ limit: String) {
         registry.makeCounter(descriptor: Self.rateLimited, labels: [("limit", limit)]).increment()
     }
 
@@ -127,3 +128,5 @@ public final class ShopMetrics: Sendable {
             helpText: "Requests waiting for a database connection.")
     }
 }
+
+extension ShopMetrics: PurchaseCounters {}

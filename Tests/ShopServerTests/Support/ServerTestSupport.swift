@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import Postgres
 import Receipts
+import Shop
 import ShopServer
 import TestSupport
 import Testing

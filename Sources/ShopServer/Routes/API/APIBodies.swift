@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Ledger
 import Receipts
+import Shop
 
 /// Wire types of the JSON surface: the ledger's domain types mapped to what `docs/openapi.yaml` describes.
 package enum APIBodies {

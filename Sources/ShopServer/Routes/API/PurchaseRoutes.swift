@@ -1,6 +1,7 @@
 import Hummingbird
 import Ledger
 import Receipts
+import Shop
 
 /// `POST /api/v1/purchases`: `{"signedTransaction": "<JWS>"}` or `{"receipt": "...", "productId": "..."}`.
 /// 200 `{"purchase", "duplicate"}`; 409 `transaction_owned_by_another_user` / `transaction_evidence_differs`;
@@ -23,35 +24,34 @@ struct PurchaseRoutes {
         let input =
             try APIBodies.PurchaseRequest(signedTransactionOnly: bytes)
             ?? RequestBody.decode(APIBodies.PurchaseRequest.self, from: bytes)
-        if input.signedTransaction == nil, input.productId == nil, let receipt = input.receipt,
-            ReceiptField(classifying: receipt) == .appReceipt
-        {
-            let entries = try await desk.purchaseEach(receipt: receipt, for: uid)
+        switch try await desk.record(proof(in: input), for: uid) {
+        case .entries(let entries):
             return try APIBodies.ReceiptResult(entries: entries.map(APIBodies.ReceiptEntry.init))
                 .response(from: request, context: context)
+        case .purchase(.recorded(let purchase)):
+            return try APIBodies.PurchaseResult(purchase: .init(purchase), duplicate: false)
+                .response(from: request, context: context)
+        case .purchase(.duplicate(let purchase)):
+            return try APIBodies.PurchaseResult(purchase: .init(purchase), duplicate: true)
+                .response(from: request, context: context)
+        case .purchase(.conflict(let reason)):
+            throw APIError(.conflict, code: reason.rawValue, message: reason.explanation)
         }
-        return try await single(input, uid: uid)
-            .response(from: request, context: context)
     }
 
-    private func single(_ input: APIBodies.PurchaseRequest, uid: String) async throws -> APIBodies.PurchaseResult {
-        let proof: PurchaseDesk.Proof
+    /// The proof the body holds: a non-empty signed transaction, or a non-empty receipt with its product
+    /// if the client names it.
+    private func proof(in input: APIBodies.PurchaseRequest) throws -> PurchaseDesk.Proof {
         switch (input.signedTransaction, input.receipt) {
         case (let jws?, nil) where !jws.isEmpty:
             guard input.productId == nil else {
                 throw InputError("invalid_request", "productId goes with receipt, not with signedTransaction")
             }
-            proof = .signedTransaction(jws)
+            return .signedTransaction(jws)
         case (nil, let receipt?) where !receipt.isEmpty:
-            proof = .receipt(receipt, productId: input.productId)
+            return .receipt(receipt, productId: input.productId)
         default:
             throw InputError("invalid_request", "send a non-empty signedTransaction, or a receipt (with its productId)")
-        }
-        switch try await desk.purchase(proof, for: uid) {
-        case .recorded(let purchase): return .init(purchase: .init(purchase), duplicate: false)
-        case .duplicate(let purchase): return .init(purchase: .init(purchase), duplicate: true)
-        case .conflict(let reason):
-            throw APIError(.conflict, code: reason.rawValue, message: reason.explanation)
         }
     }
 }

@@ -3,6 +3,7 @@ import Hummingbird
 import Ledger
 import Logging
 import Receipts
+import Shop
 
 /// `POST /api/v1/purchases/restore`: the caller's purchases from Apple's transaction history, given one
 /// proof of whose history it is:
@@ -55,7 +56,7 @@ struct RestoreRoutes {
         try desk.admitProof(uid)
         let anchor = try await anchor(of: proof, for: uid)
         if let wait = limit.take(uid) {
-            desk.metrics.recordRateLimited("restore")
+            desk.counters.recordRateLimited("restore")
             throw RateLimitedError(limit: "restore", retryAfter: wait)
         }
         guard let deadline = RequestBudget.deadline(budget: budget, reserve: ledgerReserve) else {

@@ -2,6 +2,7 @@ import HTTPTypes
 import Hummingbird
 import Ledger
 import Receipts
+import Shop
 
 /// The SeSAC-compatible shop endpoints: equip (`POST /v1/user/shop/item`) and report an App Store purchase
 /// (`POST /v1/user/shop/ios`). Form bodies, `idtoken` auth (the group's ``UserAuthentication``); the

@@ -6,9 +6,9 @@ import Receipts
 /// Where a purchase is proven and recorded, for both surfaces: the prover checks the proof (no I/O),
 /// then the ledger records the verified transaction for the user in one statement. Counts every
 /// outcome and refusal in the metrics.
-struct PurchaseDesk: Sendable {
+package struct PurchaseDesk: Sendable {
     /// What a client sends as proof of a purchase.
-    enum Proof: Sendable {
+    package enum Proof: Sendable {
         /// A StoreKit 2 signed transaction (JWS).
         case signedTransaction(String)
         /// What the SeSAC `receipt` field holds (a stub receipt, a JWS, or a classic app receipt), and the
@@ -17,8 +17,8 @@ struct PurchaseDesk: Sendable {
     }
 
     let prover: any PurchaseProver
-    let ledger: LedgerStore
-    let metrics: ShopMetrics
+    package let ledger: LedgerStore
+    package let counters: any PurchaseCounters
     /// Prices classic receipts' entries (which carry no price) with Apple's signed transaction; nil when
     /// the App Store Server API is not configured, and they are recorded unpriced.
     var appStore: AppStoreServerAPIClient? = nil
@@ -30,18 +30,53 @@ struct PurchaseDesk: Sendable {
     var limits = UserLimits()
     var logger = Logger(label: "shopledger.purchases")
 
-    /// What became of one in-app entry of a receipt recorded with ``purchaseEach(receipt:for:)``.
-    struct EntryOutcome: Sendable {
-        var transactionId: String
-        var productId: String
-        /// The ledger's outcome, or why the entry was not recorded (`unsupported_product_type`,
-        /// `unknown_product`).
-        var result: Result<PurchaseOutcome, EntryRefusal>
+    package init(
+        prover: any PurchaseProver, ledger: LedgerStore, counters: any PurchaseCounters,
+        appStore: AppStoreServerAPIClient? = nil, priceBudget: Duration = .seconds(3),
+        ledgerReserve: Duration = .seconds(1), limits: UserLimits = UserLimits(),
+        logger: Logger = Logger(label: "shopledger.purchases")
+    ) {
+        self.prover = prover
+        self.ledger = ledger
+        self.counters = counters
+        self.appStore = appStore
+        self.priceBudget = priceBudget
+        self.ledgerReserve = ledgerReserve
+        self.limits = limits
+        self.logger = logger
     }
 
-    struct EntryRefusal: Error, Sendable {
-        var code: String
-        var message: String
+    /// What a purchase request recorded: one purchase, or each purchase a classic receipt holds.
+    package enum Recorded: Sendable {
+        case purchase(PurchaseOutcome)
+        case entries([EntryOutcome])
+    }
+
+    /// Proves `proof` and records what it proves for `uid`: a classic app receipt sent without the
+    /// product it is for records every purchase it holds, each on its own (``purchaseEach(receipt:for:)``);
+    /// any other proof (a signed transaction, a stub receipt, a classic receipt with its product) the one
+    /// purchase (``purchase(_:for:)``).
+    ///
+    /// - Throws: as ``purchase(_:for:)``.
+    package func record(_ proof: Proof, for uid: String) async throws -> Recorded {
+        if case .receipt(let receipt, productId: nil) = proof, ReceiptField(classifying: receipt) == .appReceipt {
+            return .entries(try await purchaseEach(receipt: receipt, for: uid))
+        }
+        return .purchase(try await purchase(proof, for: uid))
+    }
+
+    /// What became of one in-app entry of a receipt recorded with ``purchaseEach(receipt:for:)``.
+    package struct EntryOutcome: Sendable {
+        package var transactionId: String
+        package var productId: String
+        /// The ledger's outcome, or why the entry was not recorded (`unsupported_product_type`,
+        /// `unknown_product`).
+        package var result: Result<PurchaseOutcome, EntryRefusal>
+    }
+
+    package struct EntryRefusal: Error, Sendable {
+        package var code: String
+        package var message: String
     }
 
     /// Proves a receipt and records every purchase it holds for `uid`, each on its own: one entry's
@@ -49,7 +84,7 @@ struct PurchaseDesk: Sendable {
     ///
     /// - Throws: `ReceiptRefusal` when the receipt itself is refused, `LedgerError.userNotRegistered`, or
     ///   `PostgresError`.
-    func purchaseEach(receipt: String, for uid: String) async throws -> [EntryOutcome] {
+    package func purchaseEach(receipt: String, for uid: String) async throws -> [EntryOutcome] {
         try admit(uid)
         let proven = try await provenEntries(receipt: receipt, for: uid)
         // One lookup prices every entry (they are one customer's).
@@ -59,7 +94,7 @@ struct PurchaseDesk: Sendable {
             let transaction = entry.transaction
             let result: Result<PurchaseOutcome, EntryRefusal>
             if let refusal = entry.refusal {
-                metrics.recordRefusal(refusal.reason.rawValue)
+                counters.recordRefusal(refusal.reason.rawValue)
                 result = .failure(EntryRefusal(code: refusal.reason.rawValue, message: refusal.message))
             } else {
                 do {
@@ -82,7 +117,7 @@ struct PurchaseDesk: Sendable {
     /// - Throws: `ReceiptRefusal` when the proof is refused, `LedgerError` when the ledger refuses the
     ///   transaction (unregistered user, product not in the catalog), both with nothing written; or
     ///   `PostgresError`.
-    func purchase(_ proof: Proof, for uid: String) async throws -> PurchaseOutcome {
+    package func purchase(_ proof: Proof, for uid: String) async throws -> PurchaseOutcome {
         try admit(uid)
         let transaction = try await proven(proof, for: uid)
         return try await record(await priced([transaction])[transaction.transactionId] ?? transaction, for: uid)
@@ -92,7 +127,7 @@ struct PurchaseDesk: Sendable {
     ///
     /// - Throws: `ReceiptRefusal` (counted, and spent from `uid`'s refused-proof allowance), or
     ///   `CancellationError` when the request ended first.
-    func proven(_ proof: Proof, for uid: String) async throws -> VerifiedTransaction {
+    package func proven(_ proof: Proof, for uid: String) async throws -> VerifiedTransaction {
         do throws(ReceiptRefusal) {
             switch proof {
             case .signedTransaction(let jws): return try await prover.verifyTransaction(jws)
@@ -105,7 +140,7 @@ struct PurchaseDesk: Sendable {
     }
 
     /// Proves every purchase `receipt` holds for `uid`, without recording them; refused as ``proven(_:for:)``.
-    func provenEntries(receipt: String, for uid: String) async throws -> [ProvenEntry] {
+    package func provenEntries(receipt: String, for uid: String) async throws -> [ProvenEntry] {
         do throws(ReceiptRefusal) {
             return try await prover.proveEach(receipt: receipt)
         } catch {
@@ -118,23 +153,23 @@ struct PurchaseDesk: Sendable {
     private func admit(_ uid: String) throws(RateLimitedError) {
         try admitProof(uid)
         if let wait = limits.purchases.take(uid) {
-            metrics.recordRateLimited("purchases")
+            counters.recordRateLimited("purchases")
             throw RateLimitedError(limit: "purchases", retryAfter: wait)
         }
     }
 
     /// Whether `uid` is under its refused-proof limit (checked, not spent).
-    func admitProof(_ uid: String) throws(RateLimitedError) {
+    package func admitProof(_ uid: String) throws(RateLimitedError) {
         if let wait = limits.refusedProofs.check(uid) {
-            metrics.recordRateLimited("refused_proofs")
+            counters.recordRateLimited("refused_proofs")
             throw RateLimitedError(limit: "refused_proofs", retryAfter: wait)
         }
     }
 
     /// A claim of ownership that did not hold (a restore naming a history that is not `uid`'s): spent
     /// from `uid`'s refused-proof allowance, like a refused proof.
-    func spendRefusedProof(_ uid: String) {
-        metrics.recordRefusal("proof_required")
+    package func spendRefusedProof(_ uid: String) {
+        counters.recordRefusal("proof_required")
         limits.refusedProofs.take(uid)
     }
 
@@ -143,7 +178,7 @@ struct PurchaseDesk: Sendable {
     /// cancellation it is.
     private func refused(_ refusal: ReceiptRefusal, for uid: String) -> any Error {
         guard refusal.reason != .cancelled else { return CancellationError() }
-        metrics.recordRefusal(refusal.reason.rawValue)
+        counters.recordRefusal(refusal.reason.rawValue)
         limits.refusedProofs.take(uid)
         return refusal
     }
@@ -157,7 +192,7 @@ struct PurchaseDesk: Sendable {
     /// ``ledgerReserve`` (``RequestBudget``), and Apple's `Retry-After` past that is not waited for.
     /// When the API is not configured, does not answer in time, or does not list the same purchase,
     /// the transaction is missing from the answer and is recorded unpriced: a sync prices it later.
-    func priced(_ transactions: [VerifiedTransaction]) async -> [String: VerifiedTransaction] {
+    package func priced(_ transactions: [VerifiedTransaction]) async -> [String: VerifiedTransaction] {
         let unpriced = transactions.filter { $0.store == .appStore && $0.priceMilli == nil }
         guard let appStore, let first = unpriced.first else { return [:] }
         let ids = unpriced.map(\.transactionId).joined(separator: ",")
@@ -202,20 +237,20 @@ struct PurchaseDesk: Sendable {
     /// purchase recorded unpriced before that comes back priced (`LedgerStore.recordPurchase`).
     ///
     /// - Parameter claimingAccountToken: false for a restore, which never sets the user's appAccountToken.
-    func record(
+    package func record(
         _ transaction: VerifiedTransaction, for uid: String, claimingAccountToken: Bool = true
     ) async throws -> PurchaseOutcome {
         do {
             let outcome = try await ledger.recordPurchase(
                 transaction, for: uid, claimingAccountToken: claimingAccountToken)
             switch outcome {
-            case .recorded: metrics.recordPurchase("recorded")
-            case .duplicate: metrics.recordPurchase("duplicate")
-            case .conflict: metrics.recordPurchase("conflict")
+            case .recorded: counters.recordPurchase("recorded")
+            case .duplicate: counters.recordPurchase("duplicate")
+            case .conflict: counters.recordPurchase("conflict")
             }
             return outcome
         } catch let error as LedgerError where error.code == .unknownProduct || error.code == .accountTokenMismatch {
-            metrics.recordRefusal(error.code.rawValue)
+            counters.recordRefusal(error.code.rawValue)
             throw error
         }
     }

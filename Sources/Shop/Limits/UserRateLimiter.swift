@@ -6,7 +6,7 @@ import Synchronization
 /// Buckets live in memory, per server process. A bucket that has refilled is the same as none, so
 /// when the table grows past its bound the full ones are dropped first; it can never grow without
 /// bound (at worst, past `maximumUsers` users with partly spent buckets, all are forgotten).
-final class UserRateLimiter: Sendable {
+package final class UserRateLimiter: Sendable {
     private struct Bucket {
         var tokens: Double
         var updated: ContinuousClock.Instant
@@ -17,12 +17,12 @@ final class UserRateLimiter: Sendable {
         var pruneAt = 1024
     }
 
-    let limit: RateLimit
+    package let limit: RateLimit
     private let maximumUsers: Int
     private let now: @Sendable () -> ContinuousClock.Instant
     private let state = Mutex(State())
 
-    init(
+    package init(
         _ limit: RateLimit, maximumUsers: Int = 100_000,
         now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
     ) {
@@ -33,7 +33,7 @@ final class UserRateLimiter: Sendable {
 
     /// Spends one of `uid`'s tokens; nil when it had one, else how long until it will.
     @discardableResult
-    func take(_ uid: String) -> Duration? {
+    package func take(_ uid: String) -> Duration? {
         guard !limit.isOff else { return nil }
         let now = now()
         return state.withLock { state in
@@ -47,7 +47,7 @@ final class UserRateLimiter: Sendable {
     }
 
     /// Whether `uid` has a token now, without spending it; nil when it has, else how long until it will.
-    func check(_ uid: String) -> Duration? {
+    package func check(_ uid: String) -> Duration? {
         guard !limit.isOff else { return nil }
         let now = now()
         return state.withLock { state in
@@ -57,7 +57,7 @@ final class UserRateLimiter: Sendable {
     }
 
     /// How many users have a bucket now (for tests).
-    var trackedUsers: Int { state.withLock { $0.buckets.count } }
+    package var trackedUsers: Int { state.withLock { $0.buckets.count } }
 
     private var secondsPerToken: Double { limit.seconds / Double(limit.count) }
 

@@ -8,16 +8,23 @@ import ServiceLifecycle
 /// notification signed just before a run is not missed; the first run looks back `firstLookBack`.
 /// When the notification history of an environment was not all fetched and stored, the next run asks
 /// for the same period again (Apple's window still bounds it: the synchronizer clamps).
-struct AppStoreSyncService: Service {
+package struct AppStoreSyncService: Service {
     let synchronizer: AppStoreSynchronizer
     let interval: Duration
     let firstLookBack: TimeInterval
     let logger: Logger
 
+    package init(synchronizer: AppStoreSynchronizer, interval: Duration, firstLookBack: TimeInterval, logger: Logger) {
+        self.synchronizer = synchronizer
+        self.interval = interval
+        self.firstLookBack = firstLookBack
+        self.logger = logger
+    }
+
     /// How far each run looks back before the previous run's start.
     static let overlap: TimeInterval = 15 * 60
 
-    func run() async throws {
+    package func run() async throws {
         await cancelWhenGracefulShutdown {
             var since = Date().addingTimeInterval(-firstLookBack)
             while !Task.isCancelled {
