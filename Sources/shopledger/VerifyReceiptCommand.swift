@@ -20,32 +20,18 @@ struct VerifyReceiptCommand: AsyncParsableCommand {
         help: "Trusted receipt root certificate, PEM or DER (repeatable; default: built-in Apple Inc. Root).")
     var receiptRootCertificateFiles: [String] = []
 
-    @Option(name: .customLong("bundle-id"), help: "The app's bundle id.")
-    var bundleId = "com.memolease.sesac1"
-
-    @Option(
-        name: .customLong("environments"),
-        help: "Accepted environments, comma-separated, as serve takes them. Default: Production,Sandbox")
-    var environments: String?
+    @OptionGroup var checks: ProofCheckOptions
 
     @Argument(help: "The base64 receipt, or @FILE to read it (base64 or the binary receipt file) from FILE.")
     var input: String
 
     func run() async throws {
         let receipt = try readInput()
-        var configuration = VerifierConfiguration(bundleId: bundleId)
+        var configuration = try checks.configuration()
         configuration.maxInputBytes = Self.maximumInputBytes
         if !receiptRootCertificateFiles.isEmpty {
-            configuration.receiptRootCertificates = []
-            for path in receiptRootCertificateFiles {
-                do {
-                    configuration.receiptRootCertificates += try RootCertificate.load(contentsOfFile: path)
-                } catch {
-                    throw ValidationError(error.message)
-                }
-            }
+            configuration.receiptRootCertificates = try ProofCheckOptions.roots(receiptRootCertificateFiles)
         }
-        if let environments { configuration.acceptedEnvironments = try VerifierOptions.environments(environments) }
         let verifier: ReceiptVerifier
         do {
             verifier = try ReceiptVerifier(configuration: configuration)

@@ -20,13 +20,7 @@ struct VerifyTransactionCommand: AsyncParsableCommand {
         help: "Trusted root certificate, PEM or DER (repeatable; default: built-in Apple Root CA - G3).")
     var rootCertificateFiles: [String] = []
 
-    @Option(name: .customLong("bundle-id"), help: "The app's bundle id.")
-    var bundleId = "com.memolease.sesac1"
-
-    @Option(
-        name: .customLong("environments"),
-        help: "Accepted environments, comma-separated, as serve takes them. Default: Production,Sandbox")
-    var environments: String?
+    @OptionGroup var checks: ProofCheckOptions
 
     @Option(name: .customLong("product-type"), help: "Accepted product type (repeatable; default: Non-Consumable).")
     var productTypes: [String] = []
@@ -36,18 +30,10 @@ struct VerifyTransactionCommand: AsyncParsableCommand {
 
     func run() async throws {
         let jws = try readInput()
-        var configuration = VerifierConfiguration(bundleId: bundleId)
+        var configuration = try checks.configuration()
         if !rootCertificateFiles.isEmpty {
-            configuration.rootCertificates = []
-            for path in rootCertificateFiles {
-                do {
-                    configuration.rootCertificates += try RootCertificate.load(contentsOfFile: path)
-                } catch {
-                    throw ValidationError(error.message)
-                }
-            }
+            configuration.rootCertificates = try ProofCheckOptions.roots(rootCertificateFiles)
         }
-        if let environments { configuration.acceptedEnvironments = try VerifierOptions.environments(environments) }
         if !productTypes.isEmpty { configuration.acceptedProductTypes = Set(productTypes.map(ProductType.init)) }
         let verifier: ReceiptVerifier
         do {
