@@ -13,9 +13,9 @@ import Receipts
 /// derived from the purchase row (the `journal_entries`, `postings` and `grant_events` views,
 /// migration 0007), so they cannot disagree with it and cost no writes.
 ///
-/// Rows are written in key order (purchases and markers by transaction, grants by user and item, one
-/// upsert per grant), so two batches take their row locks in the same order and cannot deadlock each
-/// other.
+/// A batch writes its rows in key order (purchases and markers by transaction, grants by user and
+/// item, one upsert per grant), so two batches take their row locks in the same order and cannot
+/// deadlock each other.
 enum PurchaseStatement {
     /// Records one purchase. With `lockingTransaction` false a prior `store_transactions` row (a refund
     /// event came first) fails it with a unique violation; with true it locks that row instead (the
@@ -72,22 +72,52 @@ enum PurchaseStatement {
                                            book, purchased_at, price_milli, currency, storefront, ownership,
                                            app_account_token, signed_at, evidence_hex, claims_token, n)
             ),
-            \(unsafeSQL: recording(lockingTransaction: false))
+            \(unsafeSQL: recordingBatch)
             """
     }
 
     /// Everything after `input` (`n`, then the `purchases` columns, `claims_token`): the CTEs that
     /// write, and the result rows (`InsertResult`).
     private static func recording(lockingTransaction: Bool) -> String {
-        lockingTransaction ? recordingLockingMarker : recordingFailingOnMarker
+        lockingTransaction ? recordingOneLocking : recordingOne
     }
 
-    private static let recordingFailingOnMarker = recording(onMarkerConflict: "")
-    private static let recordingLockingMarker = recording(
+    private static let recordingOne = recording(.one, onMarkerConflict: "")
+    private static let recordingOneLocking = recording(
+        .one,
         onMarkerConflict:
             "ON CONFLICT (store, environment, transaction_id) DO UPDATE SET store = EXCLUDED.store WHERE false")
+    private static let recordingBatch = recording(.batch, onMarkerConflict: "")
 
-    private static func recording(onMarkerConflict: String) -> String {
+    /// What differs between one purchase and a batch: only a batch orders its rows (the lock order that
+    /// keeps two batches from deadlocking) and sums several purchases of one grant. Measured with
+    /// pgbench side by side, ordering and grouping one purchase cost it 3–6% more latency.
+    private enum Rows {
+        case one
+        case batch
+
+        var purchaseOrder: String { self == .batch ? "ORDER BY i.transaction_id, i.store, i.environment" : "" }
+        var markerOrder: String { self == .batch ? "ORDER BY transaction_id, store, environment" : "" }
+        var grantRows: String {
+            switch self {
+            case .one:
+                """
+                SELECT uid, item_kind, item_index, (ownership = 'PURCHASED')::int, (ownership = 'FAMILY_SHARED')::int
+                    FROM purchase
+                """
+            case .batch:
+                """
+                SELECT uid, item_kind, item_index, count(*) FILTER (WHERE ownership = 'PURCHASED'),
+                           count(*) FILTER (WHERE ownership = 'FAMILY_SHARED')
+                    FROM purchase
+                    GROUP BY uid, item_kind, item_index
+                    ORDER BY uid, item_kind, item_index
+                """
+            }
+        }
+    }
+
+    private static func recording(_ rows: Rows, onMarkerConflict: String) -> String {
         """
         item AS (SELECT i.n, c.kind, c.item_index FROM catalog_items c JOIN input i ON c.product_id = i.product_id),
         account AS (SELECT i.n, u.uid, u.app_account_token AS known_token FROM users u JOIN input i ON u.uid = i.uid),
@@ -100,7 +130,7 @@ enum PurchaseStatement {
                 i.ownership, i.app_account_token, i.signed_at, i.evidence_sha256
             FROM input i JOIN item USING (n) JOIN account a USING (n)
             WHERE coalesce(a.known_token = i.app_account_token, true)
-            ORDER BY i.transaction_id, i.store, i.environment
+            \(rows.purchaseOrder)
             ON CONFLICT (store, environment, transaction_id) DO NOTHING
             RETURNING store, environment, transaction_id, uid, item_kind, item_index, ownership, app_account_token,
                 recorded_at
@@ -108,16 +138,12 @@ enum PurchaseStatement {
         \(LedgerStore.claimAccountTokens),
         marker AS (
             INSERT INTO store_transactions (store, environment, transaction_id)
-            SELECT store, environment, transaction_id FROM purchase ORDER BY transaction_id, store, environment
+            SELECT store, environment, transaction_id FROM purchase \(rows.markerOrder)
             \(onMarkerConflict)
         ),
         owned AS (
             INSERT INTO grants AS g (uid, item_kind, item_index, purchased_count, shared_count)
-            SELECT uid, item_kind, item_index, count(*) FILTER (WHERE ownership = 'PURCHASED'),
-                   count(*) FILTER (WHERE ownership = 'FAMILY_SHARED')
-            FROM purchase
-            GROUP BY uid, item_kind, item_index
-            ORDER BY uid, item_kind, item_index
+            \(rows.grantRows)
             ON CONFLICT (uid, item_kind, item_index) DO UPDATE
             SET purchased_count = g.purchased_count + EXCLUDED.purchased_count,
                 shared_count = g.shared_count + EXCLUDED.shared_count,
