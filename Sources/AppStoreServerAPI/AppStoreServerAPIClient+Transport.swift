@@ -6,8 +6,9 @@ import NIOHTTP1
 import Receipts
 
 extension AppStoreServerAPIClient {
-    /// One call: waits for the endpoint's rate limit, sends with a bearer token, retries 429 / 5xx /
-    /// no answer, and decodes the 2xx body as `Response` or an error body into ``AppStoreServerAPIError``.
+    /// One call: waits for the endpoint's rate limit, sends with a bearer token, retries as ``RetryPolicy``
+    /// decides (429 / 5xx / no answer), and decodes the 2xx body as `Response` or an error body into
+    /// ``AppStoreServerAPIError``.
     ///
     /// With a ``deadline`` (``within(_:)``) every wait is cut to it: an attempt gets what time is left,
     /// a backoff or `Retry-After` that ends past it is not waited for, and the failure is thrown now.
@@ -17,6 +18,7 @@ extension AppStoreServerAPIClient {
     ) async throws -> Response {
         let url = configuration.baseURL(for: environment) + path + Self.queryString(query)
         let sandbox = environment == .sandbox
+        let policy = RetryPolicy(configuration, shortestAttempt: Self.shortestAttempt)
         var logger = self.logger
         logger[metadataKey: "endpoint"] = "\(endpoint.rawValue)"
         logger[metadataKey: "environment"] = "\(environment)"
@@ -26,90 +28,64 @@ extension AppStoreServerAPIClient {
             let attemptTimeout = try timeLeft(for: endpoint)
             try await limiter.acquire(endpoint, sandbox: sandbox, deadline: deadline)
             let token = try await signer.token()
-            var request = HTTPClientRequest(url: url)
-            request.method = method
-            request.headers.add(name: "Authorization", value: "Bearer \(token)")
-            request.headers.add(name: "Accept", value: "application/json")
-            request.headers.add(name: "User-Agent", value: "ShopLedger")
-            if let body {
-                request.headers.add(name: "Content-Type", value: "application/json")
-                request.body = .bytes(ByteBuffer(bytes: body))
-            }
+            let request = Self.request(method, url, body: body, token: token)
 
-            let failure: AppStoreServerAPIError
-            var waitHint: Duration?
-            do {
-                let (status, headers, bytes) = try await exchange(request, timeout: attemptTimeout)
-                if (200..<300).contains(status) {
-                    do {
-                        return try JSONDecoder().decode(Response.self, from: bytes)
-                    } catch {
-                        throw AppStoreServerAPIError(
-                            .unexpectedResponse, "\(endpoint.rawValue) answered \(status) with a body of another shape",
-                            httpStatus: status)
-                    }
-                }
-                let apiError = Self.apiError(status: status, body: bytes)
+            let outcome: RetryPolicy.Outcome
+            switch try await exchange(request, timeout: attemptTimeout, endpoint: endpoint) {
+            case .answered(let status, _, let bytes) where (200..<300).contains(status):
+                return try Self.decode(Response.self, from: bytes, status: status, endpoint: endpoint)
+            case .answered(let status, let headers, let bytes):
                 logger.debug("App Store Server API error", metadata: ["status": "\(status)", "attempt": "\(attempt)"])
-                switch status {
-                case 401 where !renewedToken:
-                    // A token Apple no longer takes (clock skew, rotated key): sign a new one, once.
-                    renewedToken = true
-                    await signer.discard()
-                    continue
-                case 429:
-                    var limited = apiError
-                    limited.code = .rateLimited
-                    if let retryAt = Self.retryAfter(headers) {
-                        limited.retryAt = retryAt
-                        let wait = Duration.seconds(max(0, retryAt.timeIntervalSinceNow))
-                        // Nobody asks this endpoint before then (at most the longest wait we make).
-                        await limiter.hold(
-                            endpoint, sandbox: sandbox, until: .now + min(wait, configuration.maxRetryWait))
-                        guard wait <= configuration.maxRetryWait else {
-                            limited.message = "Apple asks to wait until \(retryAt), longer than the configured wait"
-                            throw limited
-                        }
-                        if let deadline, .now + wait >= deadline {
-                            limited.message = "Apple asks to wait until \(retryAt), past this call's deadline"
-                            throw limited
-                        }
-                        waitHint = wait
-                    }
-                    failure = limited
-                case 500...599:
-                    failure = apiError
-                    if let retryAt = Self.retryAfter(headers) {
-                        waitHint = .seconds(max(0, retryAt.timeIntervalSinceNow))
-                    }
-                default:
-                    throw apiError
-                }
-            } catch let error as AppStoreServerAPIError {
-                throw error
-            } catch let error as HTTPClientError
-                where [.deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout].contains(error)
-            {
-                failure = AppStoreServerAPIError(.timeout, "\(endpoint.rawValue) did not answer in time")
-            } catch is ExchangeTimeout {
-                failure = AppStoreServerAPIError(.timeout, "\(endpoint.rawValue) did not answer in time")
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                try Task.checkCancellation()
-                failure = AppStoreServerAPIError(.transport, "\(endpoint.rawValue): \(error)")
+                let error = Self.apiError(status: status, body: bytes)
+                outcome = .answered(status: status, error: error, retryAt: Self.retryAfter(headers))
+            case .noAnswer(let failure):
+                outcome = .noAnswer(failure)
             }
 
-            guard attempt < configuration.maxAttempts else { throw failure }
-            let backoff = configuration.initialBackoff * (1 << min(attempt - 1, 10))
-            let wait = min(waitHint ?? backoff, configuration.maxRetryWait)
-            // Inside a request, a retry that could not start before its deadline is not waited for.
-            if let deadline, .now + wait + Self.shortestAttempt >= deadline { throw failure }
-            logger.notice(
-                "App Store Server API call failed; retrying",
-                metadata: ["attempt": "\(attempt)", "wait": "\(wait)", "error": "\(failure)"])
-            try await Task.sleep(for: wait)
-            attempt += 1
+            let decision = policy.decide(
+                after: outcome, attempt: attempt, renewedToken: renewedToken, deadline: deadline, now: .now,
+                date: Date())
+            if let until = decision.holdEndpointUntil { await limiter.hold(endpoint, sandbox: sandbox, until: until) }
+            switch decision.action {
+            case .renewToken:
+                renewedToken = true
+                await signer.discard()
+            case .giveUp(let failure):
+                throw failure
+            case .retry(let wait, let failure):
+                logger.notice(
+                    "App Store Server API call failed; retrying",
+                    metadata: ["attempt": "\(attempt)", "wait": "\(wait)", "error": "\(failure)"])
+                try await Task.sleep(for: wait)
+                attempt += 1
+            }
+        }
+    }
+
+    /// The request of one attempt, with a bearer token of its own (a retry may carry a renewed one).
+    private static func request(_ method: HTTPMethod, _ url: String, body: Data?, token: String) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.headers.add(name: "Accept", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "ShopLedger")
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        return request
+    }
+
+    /// A 2xx body as `Response`; another shape is ``AppStoreServerAPIError/Code/unexpectedResponse``.
+    private static func decode<Response: Decodable>(
+        _ type: Response.Type, from bytes: Data, status: Int, endpoint: RateLimits.Endpoint
+    ) throws(AppStoreServerAPIError) -> Response {
+        do {
+            return try JSONDecoder().decode(Response.self, from: bytes)
+        } catch {
+            throw AppStoreServerAPIError(
+                .unexpectedResponse, "\(endpoint.rawValue) answered \(status) with a body of another shape",
+                httpStatus: status)
         }
     }
 
@@ -126,6 +102,34 @@ extension AppStoreServerAPIClient {
             throw AppStoreServerAPIError(.timeout, "\(endpoint.rawValue): no time left before this call's deadline")
         }
         return min(configuration.requestTimeout, left)
+    }
+
+    /// What one attempt got: Apple's answer, whatever its status, or why there was none.
+    private enum Exchange {
+        case answered(status: Int, headers: HTTPHeaders, body: Data)
+        /// A timeout or a failed connection, as the client's error.
+        case noAnswer(AppStoreServerAPIError)
+    }
+
+    /// Sends `request` and reads the whole answer within `timeout`; only cancellation is thrown.
+    private func exchange(
+        _ request: HTTPClientRequest, timeout: Duration, endpoint: RateLimits.Endpoint
+    ) async throws -> Exchange {
+        do {
+            let (status, headers, body) = try await exchange(request, timeout: timeout)
+            return .answered(status: status, headers: headers, body: body)
+        } catch let error as HTTPClientError
+            where [.deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout].contains(error)
+        {
+            return .noAnswer(AppStoreServerAPIError(.timeout, "\(endpoint.rawValue) did not answer in time"))
+        } catch is ExchangeTimeout {
+            return .noAnswer(AppStoreServerAPIError(.timeout, "\(endpoint.rawValue) did not answer in time"))
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            try Task.checkCancellation()
+            return .noAnswer(AppStoreServerAPIError(.transport, "\(endpoint.rawValue): \(error)"))
+        }
     }
 
     /// Sends `request` and reads the whole answer within `timeout`.

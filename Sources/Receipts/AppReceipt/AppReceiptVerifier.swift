@@ -165,7 +165,8 @@ struct AppReceiptVerifier: Sendable {
         let result = await verifier.validate(
             leaf: leaf, intermediates: CertificateStore(Self.issuerCandidates(of: leaf, among: certificates)))
         guard case .validCertificate = result else {
-            throw ReceiptRefusal(.untrustedChain, Self.diagnose(leaf: leaf, certificates: certificates, at: time))
+            throw ReceiptRefusal(
+                .untrustedChain, Self.diagnose(result, leaf: leaf, certificates: certificates, at: time))
         }
     }
 
@@ -224,23 +225,21 @@ struct AppReceiptVerifier: Sendable {
         }
     }
 
-    /// A readable reason for a chain the `Verifier` refused; the verdict is the `Verifier`'s.
-    private static func diagnose(leaf: Certificate, certificates: [Certificate], at time: Date) -> String {
+    /// A readable reason for a chain the `Verifier` refused: the failing policy's own
+    /// (``ChainRefusalReason``), at the time the chain was checked at.
+    private static func diagnose(
+        _ result: CertificateValidationResult, leaf: Certificate, certificates: [Certificate], at time: Date
+    ) -> String {
         let at = "at the receipt's creation date \(time.ISO8601Format())"
-        let intermediate = certificates.first { $0.subject == leaf.issuer && $0 != leaf }
-        for (name, certificate) in [("signing", leaf), ("intermediate", intermediate)] {
-            guard let certificate else { continue }
-            if time < certificate.notValidBefore || time > certificate.notValidAfter {
-                return "the \(name) certificate is not valid \(at) (valid "
-                    + "\(certificate.notValidBefore.ISO8601Format()) to \(certificate.notValidAfter.ISO8601Format()))"
-            }
+        if case .couldNotValidate(let failures) = result,
+            let reason = ChainRefusalReason.describe(failures, leafName: "signing")
+        {
+            return "the receipt's certificate chain is refused \(at): \(reason)"
         }
-        guard let intermediate else { return "the receipt does not carry the signing certificate's issuer" }
-        if !intermediate.extensions.contains(where: { $0.oid == AppStoreOIDPolicy.wwdrIntermediateOID }) {
-            return "the intermediate certificate lacks Apple's WWDR OID 1.2.840.113635.100.6.2.1"
-        }
-        if !leaf.extensions.contains(where: { $0.oid == AppStoreOIDPolicy.receiptSigningLeafOID }) {
-            return "the signing certificate lacks Apple's receipt-signing OID 1.2.840.113635.100.6.11.1"
+        // No policy failed because no chain reached a root, so the `Verifier` says nothing: we name the
+        // commonest cause, a receipt without its intermediate, ourselves.
+        guard certificates.contains(where: { $0.subject == leaf.issuer && $0 != leaf }) else {
+            return "the receipt does not carry the signing certificate's issuer"
         }
         return "the receipt's certificates do not chain to a configured receipt root certificate \(at)"
     }

@@ -57,8 +57,7 @@ final class ChainVerifier: Sendable {
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))
         guard case .validCertificate(let chain) = result else {
-            throw ReceiptRefusal(
-                .untrustedChain, Self.diagnose(leaf: leaf, intermediate: intermediate, at: validationTime))
+            throw ReceiptRefusal(.untrustedChain, Self.diagnose(result, at: validationTime))
         }
         cache.remember(
             key, leafKey: leafKey,
@@ -87,21 +86,16 @@ final class ChainVerifier: Sendable {
         return certificate
     }
 
-    /// A readable reason for a chain the `Verifier` refused. The verdict is the `Verifier`'s; this only
-    /// names the most likely cause for support staff.
-    private static func diagnose(leaf: Certificate, intermediate: Certificate, at time: Date) -> String {
+    /// A readable reason for a chain the `Verifier` refused: the failing policy's own
+    /// (``ChainRefusalReason``), at the time the chain was checked at.
+    private static func diagnose(_ result: CertificateValidationResult, at time: Date) -> String {
         let at = "at signedDate \(time.ISO8601Format())"
-        for (name, certificate) in [("leaf", leaf), ("intermediate", intermediate)]
-        where time < certificate.notValidBefore || time > certificate.notValidAfter {
-            return "the \(name) certificate is not valid \(at) (valid \(certificate.notValidBefore.ISO8601Format()) "
-                + "to \(certificate.notValidAfter.ISO8601Format()))"
+        guard case .couldNotValidate(let failures) = result,
+            let reason = ChainRefusalReason.describe(failures, leafName: "leaf")
+        else {
+            // No policy failed because no chain reached a root: the one reason we must name ourselves.
+            return "the x5c chain does not validate to a configured root certificate \(at)"
         }
-        if !intermediate.extensions.contains(where: { $0.oid == AppStoreOIDPolicy.wwdrIntermediateOID }) {
-            return "the intermediate certificate lacks Apple's WWDR OID 1.2.840.113635.100.6.2.1"
-        }
-        if !leaf.extensions.contains(where: { $0.oid == AppStoreOIDPolicy.receiptSigningLeafOID }) {
-            return "the leaf certificate lacks Apple's receipt-signing OID 1.2.840.113635.100.6.11.1"
-        }
-        return "the x5c chain does not validate to a configured root certificate \(at)"
+        return "the x5c chain is refused \(at): \(reason)"
     }
 }
