@@ -77,16 +77,21 @@ struct AdminLookupCommand: AsyncParsableCommand {
 
     @Argument(help: "A transaction id or original transaction id.") var id: String
 
+    @Flag(help: "Print the purchases as JSON (an empty list, and exit status 1, when none matches).")
+    var json = false
+
     func run() async throws {
         let records = try await database.withClient(schema: .requireCurrent) { client in
             try await LedgerStore(client: client).lookUpPurchases(id)
         }
+        // A script gets JSON it can parse either way; the exit status still says whether anything matched.
+        if json { try JSONOutput.print(LookupJSON(id: id, purchases: records.map(PurchaseRecordJSON.init))) }
         guard !records.isEmpty else {
             FileHandle.standardError.write(
                 Data("no purchase has transaction id or original transaction id \(id)\n".utf8))
             throw ExitCode(1)
         }
-        print(records.map(SupportText.record).joined(separator: "\n"))
+        if !json { print(records.map(SupportText.record).joined(separator: "\n")) }
     }
 }
 
@@ -98,10 +103,20 @@ struct AdminHistoryCommand: AsyncParsableCommand {
 
     @Argument(help: "The user's uid.") var uid: String
 
+    @Flag(help: "Print the purchases and support actions as JSON.")
+    var json = false
+
     func run() async throws {
         let (records, actions) = try await database.withClient(schema: .requireCurrent) { client in
             let ledger = LedgerStore(client: client)
             return (try await ledger.purchaseRecords(of: uid), try await ledger.supportActions(of: uid))
+        }
+        if json {
+            try JSONOutput.print(
+                HistoryJSON(
+                    uid: uid, purchases: records.map(PurchaseRecordJSON.init),
+                    supportActions: actions.map(SupportActionJSON.init)))
+            return
         }
         var lines = ["user \(uid): \(records.count) purchase(s), \(actions.count) support action(s)"]
         lines += records.map(SupportText.record)

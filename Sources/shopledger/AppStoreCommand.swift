@@ -78,6 +78,9 @@ struct AppStoreSyncCommand: AsyncParsableCommand {
     @Option(help: "End of the notification history (default: now).")
     var until: TimeArgument?
 
+    @Flag(help: "Print the sync's report as JSON.")
+    var json = false
+
     @OptionGroup var apple: AppStoreClientOptions
     @OptionGroup var database: DatabaseOptions
 
@@ -88,7 +91,11 @@ struct AppStoreSyncCommand: AsyncParsableCommand {
             let synchronizer = AppStoreSynchronizer(
                 api: api, ledger: LedgerStore(client: client, logger: logger), logger: logger)
             let report = try await synchronizer.sync(since: since.date, until: until?.date ?? Date())
-            for line in Self.lines(report) { print(line) }
+            if json {
+                try JSONOutput.print(SyncReportJSON(report))
+            } else {
+                for line in Self.lines(report) { print(line) }
+            }
             if report.failures > 0 { throw ExitCode(1) }
         }
     }

@@ -34,6 +34,9 @@ struct ReportOutputOptions: ParsableArguments {
         help: "What to reconcile: period (this report's rows) or full (every ledger invariant over all of history).")
     var reconcile = "period"
 
+    @Flag(help: "Print the files written and the report's figures as JSON (the files are still written).")
+    var json = false
+
     func validate() throws {
         guard TimeZone(identifier: timeZone) != nil || timeZone == "UTC" else {
             throw ValidationError(
@@ -84,7 +87,11 @@ struct ReportOutputOptions: ParsableArguments {
     func write(_ report: RevenueReport, logger: Logger) throws {
         let paths = try ReportWriter(outputDirectory: outputDirectory, logger: logger).write(
             report, formats: try formats())
-        for path in paths { print("wrote \(path)") }
+        if json {
+            try JSONOutput.print(RevenueReportJSON(report, files: paths))
+        } else {
+            for path in paths { print("wrote \(path)") }
+        }
         if !report.reconciled {
             let failed = report.reconciliation.filter { !$0.passed }.map(\.name).joined(separator: ", ")
             FileHandle.standardError.write(

@@ -170,28 +170,40 @@ struct StandbyStatusCommand: AsyncParsableCommand {
 
     @OptionGroup var options: StandbyOptions
 
+    @Flag(help: "Print the status as JSON.")
+    var json = false
+
     func run() async throws {
         let logger = CommandLogging.logger()
         guard let standby = try await options.standby(logger: logger).attach() else {
             throw ValidationError("no standby runs under \(DatabaseOptions.privateFolder(options.dataDir))/standby")
         }
-        let (replayed, replayedAt) = try await StandbyOptions.withClient(standby, logger: logger) {
+        let (replayed, replayedAt, replayedAtISO) = try await StandbyOptions.withClient(standby, logger: logger) {
             try await $0.query(
                 """
                 SELECT pg_last_wal_replay_lsn()::text,
-                       to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')
+                       to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),
+                       to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
                 """
-            ).single().decode((String?, String?).self)
+            ).single().decode((String?, String?, String?).self)
         }
-        var line = "standby on port \(standby.port): replayed WAL up to \(replayed ?? "nothing yet")"
-        line += replayedAt.map { ", the last transaction replayed committed at \($0) UTC" } ?? ""
+        var behind: Int?
         if let primary = try await options.primary(logger: logger).attach(), let replayed {
-            let behind = try await StandbyOptions.withClient(primary, logger: logger) {
+            behind = try await StandbyOptions.withClient(primary, logger: logger) {
                 try await $0.query("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), \(replayed)::pg_lsn)::bigint")
                     .single().decode(Int.self, at: 0)
             }
-            line += "; \(behind) bytes of WAL behind the primary"
         }
+        if json {
+            try JSONOutput.print(
+                StandbyStatusJSON(
+                    port: standby.port, replayedLSN: replayed, lastReplayedCommitAt: replayedAtISO, behindBytes: behind
+                ))
+            return
+        }
+        var line = "standby on port \(standby.port): replayed WAL up to \(replayed ?? "nothing yet")"
+        line += replayedAt.map { ", the last transaction replayed committed at \($0) UTC" } ?? ""
+        line += behind.map { "; \($0) bytes of WAL behind the primary" } ?? ""
         print(line)
     }
 }

@@ -1,0 +1,126 @@
+import Ledger
+import Reports
+
+/// `report daily|range --json`: the files written and the report's figures, so a script gets the numbers
+/// without parsing the CSV. Each period lists its revenue lines (item, kind and currency totals; money in
+/// integer milliunits of the line's currency) and its grants without revenue; `whole` is the whole range.
+struct RevenueReportJSON: Encodable {
+    struct Line: Encodable {
+        let book: String
+        let currency: String
+        let level: String
+        @NullWhenNil var kind: String?
+        @NullWhenNil var index: Int?
+        let purchases: Int
+        let grossMilli: Int64
+        let refunds: Int
+        let refundedMilli: Int64
+        let reversals: Int
+        let reversedMilli: Int64
+        let netMilli: Int64
+        let commissionMilli: Int64
+        let proceedsMilli: Int64
+        let buyers: Int
+        let firstTimeBuyers: Int
+
+        enum CodingKeys: String, CodingKey {
+            case book, currency, level, kind, index, purchases, grossMilli = "gross_milli", refunds
+            case refundedMilli = "refunded_milli", reversals, reversedMilli = "reversed_milli", netMilli = "net_milli"
+            case commissionMilli = "commission_milli", proceedsMilli = "proceeds_milli", buyers
+            case firstTimeBuyers = "first_time_buyers"
+        }
+
+        init(_ key: RevenueLineKey, _ figures: RevenueFigures) {
+            book = key.book
+            currency = key.currency
+            level = key.level.rawValue
+            kind = key.kind?.rawValue
+            index = key.index
+            purchases = figures.purchases
+            grossMilli = figures.grossMilli
+            refunds = figures.refunds
+            refundedMilli = figures.refundedMilli
+            reversals = figures.reversals
+            reversedMilli = figures.reversedMilli
+            netMilli = figures.netMilli
+            commissionMilli = figures.commissionMilli
+            proceedsMilli = figures.proceedsMilli
+            buyers = figures.buyers
+            firstTimeBuyers = figures.firstTimeBuyers
+        }
+    }
+
+    struct Grant: Encodable {
+        let book: String
+        let kind: String
+        let index: Int
+        let familyShared: Int
+        let familyRevokes: Int
+        let unpriced: Int
+        let supportGrants: Int
+        let supportRevokes: Int
+
+        enum CodingKeys: String, CodingKey {
+            case book, kind, index, familyShared = "family_shared", familyRevokes = "family_revokes", unpriced
+            case supportGrants = "support_grants", supportRevokes = "support_revokes"
+        }
+    }
+
+    struct Period: Encodable {
+        let firstDay: String
+        let lastDay: String
+        let lines: [Line]
+        let grants: [Grant]
+
+        enum CodingKeys: String, CodingKey {
+            case firstDay = "first_day", lastDay = "last_day", lines, grants
+        }
+
+        init(_ figures: PeriodFigures) {
+            firstDay = "\(figures.period.first)"
+            lastDay = "\(figures.period.last)"
+            lines = figures.sortedLines().map { Line($0.key, $0.figures) }
+            grants = figures.sortedGrants().map {
+                Grant(
+                    book: $0.key.book, kind: $0.key.item.kind.rawValue, index: $0.key.item.index,
+                    familyShared: $0.figures.familyShared, familyRevokes: $0.figures.familyRevokes,
+                    unpriced: $0.figures.unpriced, supportGrants: $0.figures.supportGrants,
+                    supportRevokes: $0.figures.supportRevokes)
+            }
+        }
+    }
+
+    struct Check: Encodable {
+        let name: String
+        let passed: Bool
+        let failureCount: Int
+        enum CodingKeys: String, CodingKey {
+            case name, passed, failureCount = "failure_count"
+        }
+    }
+
+    let files: [String]
+    let timeZone: String
+    /// `YYYY-MM-DD HH:MM:SS` UTC as the report prints it, null for an empty ledger.
+    @NullWhenNil var dataAsOf: String?
+    let periods: [Period]
+    let whole: Period
+    let reconciled: Bool
+    let reconciliation: [Check]
+
+    enum CodingKeys: String, CodingKey {
+        case files, timeZone = "time_zone", dataAsOf = "data_as_of", periods, whole, reconciled, reconciliation
+    }
+
+    init(_ report: RevenueReport, files: [String]) {
+        self.files = files
+        timeZone = report.options.timeZone
+        dataAsOf = report.dataAsOf
+        periods = report.periods.map(Period.init)
+        whole = Period(report.whole)
+        reconciled = report.reconciled
+        reconciliation = report.reconciliation.map {
+            Check(name: $0.name, passed: $0.passed, failureCount: $0.failureCount)
+        }
+    }
+}
