@@ -109,6 +109,16 @@ struct AppStoreCommandTests {
                     "SELECT count(*) FROM refund_events WHERE source_event_id = 'cli-missed'"
                 ).single().decode(Int.self, at: 0)
                 #expect(stored == 1 && events == 1)
+
+                // --json: the same run's report for scripts, on standard output alone.
+                let json = try await ShopLedgerRun.run(
+                    arguments + ["--json"], environment: environment, separatingErrors: true)
+                #expect(json.status == 0, "\(json.output) \(json.errors)")
+                let report = try #require(
+                    try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any], "\(json.output)")
+                #expect(report["notifications_seen"] as? Int == 1 && report["notifications_stored"] as? Int == 0)
+                #expect(report["failures"] as? Int == 0 && (report["failed"] as? [Any])?.isEmpty == true)
+                #expect((report["warnings"] as? [String])?.count == 2, "a warning per environment: \(report)")
             }
         }
     }

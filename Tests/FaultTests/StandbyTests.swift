@@ -76,6 +76,13 @@ struct StandbyTests {
             #expect(try await Self.single(standbyURL, "SELECT pg_is_in_recovery()::text") == "true")
             let status = try await Self.shopledger(["standby", "status"] + standbyOptions)
             #expect(status.passed && status.output.contains("bytes of WAL behind"), "\(status.output)")
+            let json = try await ShopLedgerRun.run(
+                ["standby", "status", "--json"] + standbyOptions, separatingErrors: true)
+            let standing = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+            #expect(
+                json.status == 0 && (standing?["behind_bytes"] as? Int).map { $0 >= 0 } == true,
+                "\(json.output) \(json.errors)")
+            #expect(standing?["replayed_lsn"] is String, "\(json.output)")
 
             // The same commands on both: the same bytes.
             var compared: [String] = []

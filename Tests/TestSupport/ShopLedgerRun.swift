@@ -1,10 +1,13 @@
 import Foundation
 
 /// The built `shopledger` binary run as an operator runs it: its exit status and everything it
-/// printed (standard output and error together).
+/// printed (standard output and error together, unless asked to keep them apart).
 public struct ShopLedgerRun: Sendable {
     public let status: Int32
+    /// Standard output and error together; standard output alone when run with `separatingErrors`.
     public let output: String
+    /// Standard error, when run with `separatingErrors` (a script reads JSON from standard output only).
+    public var errors = ""
 
     struct NoBinary: Error, CustomStringConvertible {
         let searched: [String]
@@ -30,7 +33,9 @@ public struct ShopLedgerRun: Sendable {
 
     /// Runs the binary with `arguments` and `environment` added to this process's (without its
     /// `SHOPLEDGER_*` variables), without blocking a concurrency thread while it runs.
-    public static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> ShopLedgerRun {
+    public static func run(
+        _ arguments: [String], environment: [String: String] = [:], separatingErrors: Bool = false
+    ) async throws -> ShopLedgerRun {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "shopledger-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -38,6 +43,9 @@ public struct ShopLedgerRun: Sendable {
         let outputPath = folder.appendingPathComponent("output").path
         FileManager.default.createFile(atPath: outputPath, contents: nil)
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        let errorsPath = folder.appendingPathComponent("errors").path
+        FileManager.default.createFile(atPath: errorsPath, contents: nil)
+        let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: errorsPath))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try binary())
         process.arguments = arguments
@@ -46,7 +54,7 @@ public struct ShopLedgerRun: Sendable {
         variables.merge(environment) { $1 }
         process.environment = variables
         process.standardOutput = output
-        process.standardError = output
+        process.standardError = separatingErrors ? errors : output
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do {
@@ -57,6 +65,9 @@ public struct ShopLedgerRun: Sendable {
             }
         }
         try output.close()
-        return ShopLedgerRun(status: status, output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
+        try errors.close()
+        return ShopLedgerRun(
+            status: status, output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+            errors: (try? String(contentsOfFile: errorsPath, encoding: .utf8)) ?? "")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Ledger
+import Receipts
 
 /// `admin lookup --json` and `admin history --json`: a purchase with its whole history, and support
 /// actions, as scripts read them. Money is integer milliunits with its currency code.

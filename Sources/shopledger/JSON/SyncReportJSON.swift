@@ -1,5 +1,7 @@
+import AppStoreServerAPI
 import Foundation
-import ShopServer
+import Receipts
+import Shop
 
 /// `appstore sync --json`: the `AppStoreSynchronizer.Report`, its counts and lists, with snake_case keys.
 /// Defined here, not on the report, so the JSON shape stays the CLI's contract wherever that type lives.

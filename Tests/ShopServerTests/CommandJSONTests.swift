@@ -1,0 +1,103 @@
+import Foundation
+import Ledger
+import Receipts
+import TestSupport
+import Testing
+
+/// `--json` on the commands scripts call, from the built binary on a real database: standard output
+/// alone is one JSON document with the documented keys and the ledger's values.
+@Suite("JSON output of the command line: admin, migrate --status, report")
+struct CommandJSONTests {
+    /// A production App Store purchase of face 2 at ₩2,500 on 2025-10-09 (UTC).
+    static let purchase: VerifiedTransaction = {
+        let date = Date(timeIntervalSince1970: 1_760_000_000)
+        return VerifiedTransaction(
+            store: .appStore, environment: .production, transactionId: "json-1", originalTransactionId: "json-1",
+            bundleId: "com.memolease.sesac1", productId: "com.memolease.sesac1.sprout2", productType: .nonConsumable,
+            purchaseDate: date, originalPurchaseDate: date, signedDate: date.addingTimeInterval(5),
+            priceMilli: 2_500_000, currency: "KRW", storefront: "KOR", ownershipType: .purchased,
+            appAccountToken: nil, evidenceSHA256: Array(repeating: 7, count: 32))
+    }()
+
+    /// Runs `arguments` and decodes its standard output as a JSON object.
+    static func json(_ arguments: [String]) async throws -> (status: Int32, object: [String: Any]) {
+        let run = try await ShopLedgerRun.run(arguments, separatingErrors: true)
+        let parsed = try JSONSerialization.jsonObject(with: Data(run.output.utf8))
+        let object = try #require(parsed as? [String: Any], "not a JSON object: \(run.output) \(run.errors)")
+        return (run.status, object)
+    }
+
+    @Test("admin lookup and history --json: the purchase, its price in milli, the support actions")
+    func admin() async throws {
+        try await withTestDatabase { db in
+            let ledger = LedgerStore(client: db.client)
+            _ = try await ledger.register(uid: "hana", profile: try UserProfile(json: #"{"nick":"새싹"}"#))
+            _ = try await ledger.recordPurchase(Self.purchase, for: "hana")
+            let database = ["--database-url", db.url]
+            let granted = try await ShopLedgerRun.run(
+                ["admin", "grant", "hana", "face", "4", "--actor", "support-park", "--reason", "charged twice"]
+                    + database)
+            #expect(granted.status == 0, "\(granted.output)")
+
+            let lookup = try await Self.json(["admin", "lookup", "json-1", "--json"] + database)
+            #expect(lookup.status == 0)
+            #expect(lookup.object["id"] as? String == "json-1")
+            let purchases = try #require(lookup.object["purchases"] as? [[String: Any]])
+            #expect(purchases.count == 1)
+            let found = try #require(purchases.first)
+            #expect(found["transaction_id"] as? String == "json-1" && found["uid"] as? String == "hana")
+            let price = try #require(found["price"] as? [String: Any])
+            #expect(price["amount_milli"] as? Int == 2_500_000 && price["currency"] as? String == "KRW")
+            #expect((found["item"] as? [String: Any])?["index"] as? Int == 2)
+
+            let missing = try await Self.json(["admin", "lookup", "no-such", "--json"] + database)
+            #expect(missing.status == 1 && (missing.object["purchases"] as? [Any])?.isEmpty == true)
+
+            let history = try await Self.json(["admin", "history", "hana", "--json"] + database)
+            #expect(history.status == 0 && history.object["uid"] as? String == "hana")
+            #expect((history.object["purchases"] as? [Any])?.count == 1)
+            let actions = try #require(history.object["support_actions"] as? [[String: Any]])
+            #expect(actions.count == 1)
+            #expect(actions.first?["actor"] as? String == "support-park")
+            #expect(actions.first?["reason"] as? String == "charged twice")
+            #expect(actions.first?["revoked_by"] is NSNull, "an absent value is null, not a missing key")
+        }
+    }
+
+    @Test("migrate --status --json: every migration applied, none pending; --json alone is refused")
+    func migrateStatus() async throws {
+        try await withTestDatabase { db in
+            let status = try await Self.json(["migrate", "--status", "--json", "--database-url", db.url])
+            #expect(status.status == 0)
+            let migrations = try #require(status.object["migrations"] as? [[String: Any]])
+            #expect(!migrations.isEmpty && migrations.allSatisfy { $0["state"] as? String == "applied" })
+            #expect(status.object["applied"] as? Int == migrations.count && status.object["pending"] as? Int == 0)
+            #expect(migrations.first?["version"] as? Int == 1 && migrations.first?["applied_at"] is String)
+            let refused = try await ShopLedgerRun.run(["migrate", "--json", "--database-url", db.url])
+            #expect(refused.status != 0)
+        }
+    }
+
+    @Test("report daily --json: the files written and the day's figures, reconciled")
+    func report() async throws {
+        try await withTestDatabase { db in
+            let ledger = LedgerStore(client: db.client)
+            _ = try await ledger.register(uid: "hana", profile: try UserProfile(json: #"{"nick":"새싹"}"#))
+            _ = try await ledger.recordPurchase(Self.purchase, for: "hana")
+            let out = FileManager.default.temporaryDirectory.appendingPathComponent("json-report-\(UUID())").path
+            defer { try? FileManager.default.removeItem(atPath: out) }
+            let report = try await Self.json(
+                ["report", "daily", "--date", "2025-10-09", "--out", out, "--json", "--database-url", db.url])
+            #expect(report.status == 0)
+            #expect(report.object["reconciled"] as? Bool == true)
+            let files = try #require(report.object["files"] as? [String])
+            #expect(!files.isEmpty && files.allSatisfy { FileManager.default.fileExists(atPath: $0) })
+            let periods = try #require(report.object["periods"] as? [[String: Any]])
+            #expect(periods.count == 1 && periods.first?["first_day"] as? String == "2025-10-09")
+            let lines = try #require(periods.first?["lines"] as? [[String: Any]])
+            let krw = lines.filter { $0["currency"] as? String == "KRW" && $0["level"] as? String == "currency" }
+            #expect(krw.count == 1, "one KRW total: \(lines)")
+            #expect(krw.first?["net_milli"] as? Int == 2_500_000, "\(krw)")
+        }
+    }
+}
