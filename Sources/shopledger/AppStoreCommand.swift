@@ -37,6 +37,18 @@ struct AppStoreClientOptions: ParsableArguments {
         }
         return try AppStoreServerAPIClient(configuration: settings, prover: verifier, logger: logger)
     }
+
+    /// Runs `body` with the API client and the ledger of `database` (at the current schema), and the logger
+    /// both log to.
+    func withLedger(
+        _ database: DatabaseOptions, _ body: (AppStoreServerAPIClient, LedgerStore, Logger) async throws -> Void
+    ) async throws {
+        let logger = CommandLogging.logger()
+        let api = try client(logger: logger)
+        try await database.withClient(schema: .requireCurrent, logger: logger) { client in
+            try await body(api, LedgerStore(client: client, logger: logger), logger)
+        }
+    }
 }
 
 /// A point in time on the command line: `YYYY-MM-DD` (midnight UTC) or an ISO 8601 date and time.
@@ -85,11 +97,8 @@ struct AppStoreSyncCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let logger = CommandLogging.logger()
-        let api = try apple.client(logger: logger)
-        try await database.withClient(schema: .requireCurrent, logger: logger) { client in
-            let synchronizer = AppStoreSynchronizer(
-                api: api, ledger: LedgerStore(client: client, logger: logger), logger: logger)
+        try await apple.withLedger(database) { api, ledger, logger in
+            let synchronizer = AppStoreSynchronizer(api: api, ledger: ledger, logger: logger)
             let report = try await synchronizer.sync(since: since.date, until: until?.date ?? Date())
             if json {
                 try JSONOutput.print(SyncReportJSON(report))
@@ -178,10 +187,8 @@ struct AppStoreTestNotificationCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let logger = CommandLogging.logger()
-        let api = try apple.client(logger: logger)
-        try await database.withClient(schema: .requireCurrent, logger: logger) { client in
-            let probe = TestNotificationProbe(api: api, ledger: LedgerStore(client: client, logger: logger))
+        try await apple.withLedger(database) { api, ledger, _ in
+            let probe = TestNotificationProbe(api: api, ledger: ledger)
             let outcome = try await probe.run(timeout: .seconds(wait)) { token in
                 print("Apple accepted the request (token \(token)); waiting up to \(Int(wait)) s")
             }

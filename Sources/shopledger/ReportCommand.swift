@@ -83,6 +83,23 @@ struct ReportOutputOptions: ParsableArguments {
                     + "; the report's data as of is the newest ledger entry it has\n").utf8))
     }
 
+    /// Makes a report with `build` from the database (noting a hot standby, retrying recovery conflicts),
+    /// then writes it (``write(_:logger:)``).
+    func make(
+        from database: DatabaseOptions,
+        _ build: @Sendable (RevenueReporter, ReportOptions) async throws -> RevenueReport
+    ) async throws {
+        let logger = CommandLogging.logger()
+        let options = try options()
+        let report = try await database.withClient(schema: .requireCurrent, logger: logger) { client in
+            try await noteStandby(client)
+            return try await retryingRecoveryConflicts(logger: logger) {
+                try await build(RevenueReporter(client: client, logger: logger), options)
+            }
+        }
+        try write(report, logger: logger)
+    }
+
     /// Writes the report and prints where; exit status 1 when its reconciliation failed.
     func write(_ report: RevenueReport, logger: Logger) throws {
         let paths = try ReportWriter(outputDirectory: outputDirectory, logger: logger).write(
@@ -127,15 +144,9 @@ struct DailyReportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = CommandLogging.logger()
-        let options = try output.options()
-        let report = try await database.withClient(schema: .requireCurrent, logger: logger) { client in
-            try await output.noteStandby(client)
-            return try await retryingRecoveryConflicts(logger: logger) {
-                try await RevenueReporter(client: client, logger: logger).daily(date: date, options: options)
-            }
+        try await output.make(from: database) { reporter, options in
+            try await reporter.daily(date: date, options: options)
         }
-        try output.write(report, logger: logger)
     }
 }
 
@@ -169,16 +180,9 @@ struct RangeReportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = CommandLogging.logger()
-        let options = try output.options()
-        let report = try await database.withClient(schema: .requireCurrent, logger: logger) { client in
-            try await output.noteStandby(client)
-            return try await retryingRecoveryConflicts(logger: logger) {
-                try await RevenueReporter(client: client, logger: logger).range(
-                    from: from, through: to, by: by, options: options)
-            }
+        try await output.make(from: database) { reporter, options in
+            try await reporter.range(from: from, through: to, by: by, options: options)
         }
-        try output.write(report, logger: logger)
     }
 }
 
