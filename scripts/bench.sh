@@ -42,15 +42,10 @@ postgres=$( (ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -1 | xargs -I{}
     echo "PostgreSQL runs on the same machine as the server and the load generator, durable (fsync on,"
     echo "synchronous_commit on). Figures from one run; the machine is shared, so compare ratios within a run."
     echo
-    if grep -q '^## The lean write path' "$out/LedgerBench.txt" 2>/dev/null; then
-        echo "## Before and after the lean write path (LedgerBench, pgbench -M prepared, same run)"
-        echo
-        echo "Migrations up to 0006 with their purchase statement against every migration with the ledger's statement;"
-        echo "PostgreSQL CPU per purchase is all server processes' CPU time (from /proc) over the purchases, WAL"
-        echo "per purchase from pg_current_wal_lsn(). Details in the LedgerBench section."
-        sed -n '/^| clients | schema/,/^$/p' "$out/LedgerBench.txt"
-        echo
-    fi
+    echo "Each figure appears once, in the section of the benchmark that measured it: end to end (LoadBench)"
+    echo "first, then each benchmark's own output. The lean write path's comparison (the schema before migration"
+    echo "0007 against the current one, measured again on every run) is the first table of the LedgerBench section."
+    echo
     echo "## End to end (LoadBench)"
     echo
     sed -n '/^LoadBench (/,$p' "$out/LoadBench.txt"
