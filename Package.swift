@@ -118,6 +118,7 @@ let package = Package(
             name: "ShopServer",
             dependencies: [
                 "AppStoreServerAPI",
+                "BuildInfo",
                 "Ledger",
                 "Postgres",
                 "Receipts",
