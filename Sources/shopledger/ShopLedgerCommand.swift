@@ -16,8 +16,8 @@ struct ShopLedgerCommand: AsyncParsableCommand {
         ])
 
     static func main() async {
-        CommandLogging.bootstrap()
         do {
+            try CommandLogging.bootstrap()
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
