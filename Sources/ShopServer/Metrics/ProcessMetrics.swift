@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -66,6 +65,7 @@ struct ProcessMetrics: Sendable {
         #else
         guard getrlimit(RLIMIT_NOFILE, &limit) == 0 else { return nil }
         #endif
-        return limit.rlim_cur == RLIM_INFINITY ? nil : Double(limit.rlim_cur)
+        // RLIM_INFINITY is a cast macro Swift does not import: UInt64.max on Linux, Int64.max on Darwin.
+        return limit.rlim_cur >= rlim_t(Int64.max) ? nil : Double(limit.rlim_cur)
     }
 }

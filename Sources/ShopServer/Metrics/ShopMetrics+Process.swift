@@ -1,5 +1,5 @@
-import BuildInfo
 import Prometheus
+import Synchronization
 
 /// The build and the process on `/metrics`, so an operator sees which code runs (`shopledger_build_info`,
 /// a constant 1 whose labels carry the release and commit, the usual Prometheus idiom) and how the
