@@ -11,10 +11,15 @@ PORT ?= 8080
 FUZZ_SECONDS ?= 60
 FUZZ_FAULT_SECONDS ?= 120
 
-.PHONY: run test test-faults fuzz build bench deps clean lint
+.PHONY: run test test-faults fuzz build bench deps deps-test clean lint
 
+# Building and running need PostgreSQL's binaries, libpq and pkg-config only; the tests also need HAProxy,
+# zlib's headers (CZlib: only the ReportsTests target links it), Chromium and a Korean font.
 deps:
-	@./scripts/install-deps.sh
+	@./scripts/install-deps.sh --for run
+
+deps-test:
+	@./scripts/install-deps.sh --for test
 
 build: deps
 	$(SWIFT) build -c release --product shopledger
@@ -39,7 +44,7 @@ SCALING_FAULTS = FaultTests.(SeveralServersTests|StandbyTests|FailoverTests)
 # beside the others they pushed the hung-database scenario's 1-second bounds over (docs/security.md).
 HOSTILE_FAULTS = FaultTests.HostileRequestTests
 
-test: deps lint
+test: deps-test lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip FaultTests
 	SHOPLEDGER_FAULT_TESTS=quick $(SWIFT) test --skip-build --filter FaultTests --skip '$(SCALING_FAULTS)' --skip '$(HOSTILE_FAULTS)'
@@ -51,7 +56,7 @@ test: deps lint
 # the storms and the mutation fuzzers again; then schemathesis against /openapi.yaml (installed from
 # PyPI when missing); then the libFuzzer targets for FUZZ_FAULT_SECONDS each (`make fuzz`, longer).
 # `swift build --build-tests` builds the shopledger binary the scenarios spawn.
-test-faults: deps
+test-faults: deps-test
 	$(SWIFT) build --build-tests
 	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter 'FaultTests|StormTests|TruncationFuzzTests|MutationFuzzTests' --skip '$(SCALING_FAULTS)' --skip '$(HOSTILE_FAULTS)'
 	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter '$(HOSTILE_FAULTS)'

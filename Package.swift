@@ -41,6 +41,8 @@ let package = Package(
         // zlib, from Debian's zlib1g-dev. Tests only: the HTML report's browser test decodes the
         // screenshot PNG with it.
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // The version and the commit the binary was built from (`--version`, `shopledger_build_info`).
+        .target(name: "BuildInfo", swiftSettings: strict, plugins: ["EmbedBuildCommit"]),
         // Civil dates (the proleptic Gregorian calendar, no time zone): the one days-from-civil
         // algorithm the database layer, the receipts and the reports share.
         .target(name: "CivilDates", swiftSettings: strict),
@@ -116,6 +118,7 @@ let package = Package(
             name: "ShopServer",
             dependencies: [
                 "AppStoreServerAPI",
+                "BuildInfo",
                 "Ledger",
                 "Postgres",
                 "Receipts",
@@ -167,6 +170,7 @@ let package = Package(
             name: "shopledger",
             dependencies: [
                 "AppStoreServerAPI",
+                "BuildInfo",
                 "Shop",
                 "ShopServer",
                 "Ledger",
@@ -188,6 +192,8 @@ let package = Package(
         .plugin(name: "EmbedSQL", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
         // The same for docs/openapi.yaml into ShopServer, which serves it at /openapi.yaml.
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedSQLTool"]),
+        // The git commit into BuildInfo, before every build (scripts/build-commit.sh).
+        .plugin(name: "EmbedBuildCommit", capability: .buildTool()),
 
         // Coverage-guided fuzzing (docs/testing.md, "Fuzzing"): the targets, and the libFuzzer driver that also
         // replays corpus files when built without `-sanitize=fuzzer`.

@@ -1,10 +1,38 @@
 #!/usr/bin/env bash
-# Installs what ShopLedger needs from Debian when it is missing: the PostgreSQL server binaries
-# (initdb, pg_ctl, pg_basebackup), libpq's headers and pkg-config (which the CLibPQ target needs to find
-# them), HAProxy (the load balancer the several-servers fault scenario puts in front of two servers),
-# zlib's headers (the browser test decodes its screenshot with zlib), Chromium and a Korean font
-# (the browser test renders the HTML report headless).
+# Installs what ShopLedger needs from Debian when it is missing, and nothing more than asked for.
+#   --for run  (default): what building and running `shopledger` needs: the PostgreSQL server binaries
+#              (initdb, pg_ctl, pg_basebackup), libpq's headers and pkg-config (which the CLibPQ target
+#              needs to find them). A server host installs no test tools.
+#   --for test: that, plus what only the tests need: HAProxy (the load balancer the several-servers
+#              fault scenario puts in front of two servers), zlib's headers (the browser test decodes
+#              its screenshot with zlib; only the ReportsTests target links CZlib), Chromium and a
+#              Korean font (the browser test renders the HTML report headless).
 set -euo pipefail
+
+purpose=run
+while (($# > 0)); do
+    case "$1" in
+    --for)
+        purpose="${2:-}"
+        shift 2 || { echo "error: --for needs run or test" >&2; exit 2; }
+        ;;
+    --for=*)
+        purpose="${1#--for=}"
+        shift
+        ;;
+    *)
+        echo "usage: $0 [--for run|test]" >&2
+        exit 2
+        ;;
+    esac
+done
+case "$purpose" in
+run | test) ;;
+*)
+    echo "error: --for takes run or test, not '$purpose'" >&2
+    exit 2
+    ;;
+esac
 
 missing=()
 have_server() {
@@ -14,18 +42,20 @@ have_server() {
 have_server || missing+=(postgresql)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
 { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq; } || missing+=(libpq-dev)
-command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
-[[ -f /usr/include/zlib.h ]] || missing+=(zlib1g-dev)
-command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-# A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
-{ command -v fc-list >/dev/null 2>&1 && fc-list :lang=ko | grep -q .; } || missing+=(fonts-nanum)
 id postgres >/dev/null 2>&1 || [[ " ${missing[*]} " == *" postgresql "* ]] || missing+=(postgresql)
+if [[ $purpose == test ]]; then
+    command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
+    [[ -f /usr/include/zlib.h ]] || missing+=(zlib1g-dev)
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    # A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
+    { command -v fc-list >/dev/null 2>&1 && fc-list :lang=ko | grep -q .; } || missing+=(fonts-nanum)
+fi
 
 if ((${#missing[@]} == 0)); then
     exit 0
 fi
 
-echo "Installing missing Debian packages: ${missing[*]}"
+echo "Installing missing Debian packages (for $purpose): ${missing[*]}"
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then
     if command -v sudo >/dev/null 2>&1; then
@@ -38,6 +68,14 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-# Debian's packages start a system cluster on port 5432 and HAProxy on its default configuration where
-# an init system runs; ShopLedger runs its own of both and needs neither.
 echo "Installed: ${missing[*]}"
+# Debian's packages start their own services where an init system runs: a system PostgreSQL cluster on
+# port 5432, and HAProxy on its default configuration. ShopLedger runs its own of both and uses neither.
+services=()
+[[ " ${missing[*]} " == *" postgresql "* ]] && services+=(postgresql)
+[[ " ${missing[*]} " == *" haproxy "* ]] && services+=(haproxy)
+if ((${#services[@]} > 0)); then
+    echo "Note: Debian's ${services[*]} package(s) may have started their own service(s) (PostgreSQL on port 5432);"
+    echo "      ShopLedger does not use them. To stop and disable them: sudo systemctl disable --now ${services[*]}"
+    echo "      (docs/operations.md, 'Installing on a host')."
+fi

@@ -32,7 +32,7 @@ struct LoadBench {
         let pki = try TestPKI()
         let folder = "/tmp/shopledger-load-bench-\(ProcessInfo.processInfo.processIdentifier)"
         progress(
-            "LoadBench: starting PostgreSQL and \(options.server) (pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))"
+            "LoadBench: starting PostgreSQL and \(options.server) (pool \(options.poolSize), SHOPLEDGER_LOG_LEVEL=\(options.logLevel))"
         )
         let server = try await BenchServer.start(
             binary: options.server, folder: folder, rootCertificate: TestPKI.der(pki.root), poolSize: options.poolSize,
@@ -109,7 +109,7 @@ struct Options {
           --connections  keep-alive client connections; each workload runs at every level (default 8,32)
           --server       the shopledger binary (default: beside LoadBench)
           --pool-size    the server's PostgreSQL pool, and the ceiling's pgbench clients (default 16)
-          --log-level    the server's LOG_LEVEL (default info: one access line per request, as deployed)
+          --log-level    the server's SHOPLEDGER_LOG_LEVEL (default info: one access line per request, as deployed)
           --history      purchases each of myinfo's 1,000 readers holds, recorded before the clock starts
                          (default 10); the purchase workloads' users are others
         """
@@ -317,7 +317,7 @@ struct LoadReport {
 
     func print() {
         Swift.print(
-            "\nLoadBench (\(options.seconds) s per workload and level, server pool \(options.poolSize), LOG_LEVEL=\(options.logLevel))"
+            "\nLoadBench (\(options.seconds) s per workload and level, server pool \(options.poolSize), SHOPLEDGER_LOG_LEVEL=\(options.logLevel))"
         )
         Swift.print(markdown)
     }

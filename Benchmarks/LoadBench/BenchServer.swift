@@ -38,7 +38,7 @@ struct BenchServer {
         _ = FileManager.default.createFile(atPath: rootFile, contents: Data(rootCertificate))
         let port = try TestCluster.freePort()
         var environment = ProcessInfo.processInfo.environment
-        environment["LOG_LEVEL"] = logLevel
+        environment["SHOPLEDGER_LOG_LEVEL"] = logLevel
         let pid = try ChildProcess.spawn(
             [
                 binary, "serve", "--port", String(port), "--database-url", databaseURL, "--root-cert", rootFile,

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuildInfo
 
 @main
 struct ShopLedgerCommand: AsyncParsableCommand {
@@ -6,6 +7,8 @@ struct ShopLedgerCommand: AsyncParsableCommand {
         commandName: "shopledger",
         abstract:
             "ShopLedger: verifies in-app purchases, keeps the ledger, serves the shop API, writes revenue reports.",
+        // `--version`: the release and the commit, fixed at build time (BuildInfo).
+        version: "shopledger \(BuildInfo.description)",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, ReportCommand.self, SeedCommand.self,
             StubReceiptCommand.self, StubNotificationCommand.self, VerifyTransactionCommand.self,
@@ -13,8 +16,8 @@ struct ShopLedgerCommand: AsyncParsableCommand {
         ])
 
     static func main() async {
-        CommandLogging.bootstrap()
         do {
+            try CommandLogging.bootstrap()
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()

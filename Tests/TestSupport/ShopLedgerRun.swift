@@ -50,7 +50,7 @@ public struct ShopLedgerRun: Sendable {
         process.executableURL = URL(fileURLWithPath: try binary())
         process.arguments = arguments
         var variables = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("SHOPLEDGER_") }
-        variables["LOG_LEVEL"] = "error"
+        variables["SHOPLEDGER_LOG_LEVEL"] = "error"
         variables.merge(environment) { $1 }
         process.environment = variables
         process.standardOutput = output

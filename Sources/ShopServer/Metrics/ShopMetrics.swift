@@ -1,6 +1,8 @@
+import BuildInfo
 import Postgres
 import Prometheus
 import Shop
+import Synchronization
 
 /// The service's Prometheus metrics, in a registry of its own (no global metrics system), served at
 /// `GET /metrics`:
@@ -12,9 +14,14 @@ import Shop
 /// - `shop_db_pool_connections{state}` (open, idle, leased) and `shop_db_pool_waiting`, read at scrape time;
 /// - `shop_http_connections{state}` (open, busy), read at scrape time, and
 ///   `shop_http_connections_shed_total{why}`: displaced or refused at the connection limit;
-/// - `shop_rate_limited_total{limit}`: requests turned away by a per-user limit.
+/// - `shop_rate_limited_total{limit}`: requests turned away by a per-user limit;
+/// - `shopledger_build_info{version,commit}` 1, and the standard `process_*` metrics read at scrape time
+///   (ShopMetrics+Process.swift).
 public final class ShopMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
+    /// The CPU seconds already added to `process_cpu_seconds_total`: a Prometheus counter only goes up
+    /// by increments, and `/proc` gives the total.
+    let cpuSecondsCounted = Mutex<Double>(0)
 
     static let latencyBuckets: [Duration] = [
         .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
@@ -24,6 +31,9 @@ public final class ShopMetrics: Sendable {
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
+        registry.makeGauge(
+            descriptor: Self.buildInfo, labels: [("version", BuildInfo.version), ("commit", BuildInfo.commit)]
+        ).set(to: 1)
     }
 
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {
@@ -71,6 +81,7 @@ public final class ShopMetrics: Sendable {
             registry.makeGauge(descriptor: Self.poolConnections, labels: [("state", state)]).set(to: Double(value))
         }
         registry.makeGauge(descriptor: Self.poolWaiting).set(to: Double(pool.waiting))
+        recordProcessMetrics()
         var buffer: [UInt8] = []
         buffer.reserveCapacity(16 * 1024)
         registry.emit(into: &buffer)

@@ -54,7 +54,7 @@ struct ServerProcess: Sendable {
         let child = try Spawned.start(
             command,
             environment: Spawned.environment([
-                "SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret, "LOG_LEVEL": "notice",
+                "SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret, "SHOPLEDGER_LOG_LEVEL": "notice",
             ]),
             logPath: folder + "/server.log")
         FaultResources.register(server: child.pid, folder: folder)

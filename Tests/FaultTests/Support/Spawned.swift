@@ -38,7 +38,7 @@ final class Spawned: Sendable {
     }
 
     /// The environment of this test process without settings that would change what the child does
-    /// (`SHOPLEDGER_*`, `LOG_LEVEL`, libpq's `PG*`), plus `extra`.
+    /// (`SHOPLEDGER_*`, the deprecated `LOG_LEVEL`, libpq's `PG*`), plus `extra`.
     static func environment(_ extra: [String: String]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment.filter { key, _ in
             !key.hasPrefix("SHOPLEDGER_") && key != "LOG_LEVEL" && !key.hasPrefix("PG")
