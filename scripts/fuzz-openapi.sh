@@ -60,7 +60,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-env -u SHOPLEDGER_DATABASE_URL SHOPLEDGER_STUB_SECRET=fuzz-stub-secret-of-32-bytes-at-least LOG_LEVEL=warning \
+env -u SHOPLEDGER_DATABASE_URL SHOPLEDGER_STUB_SECRET=fuzz-stub-secret-of-32-bytes-at-least SHOPLEDGER_LOG_LEVEL=warning \
     "$BINARY" serve --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/db" --db-port "$DB_PORT" \
     --dev-auth --stub-receipts --admin-token-file "$WORK/admin-token" > "$WORK/server.log" 2>&1 &
 SERVER_PID=$!
