@@ -90,6 +90,8 @@ struct CommandJSONTests {
                 ["report", "daily", "--date", "2025-10-09", "--out", out, "--json", "--database-url", db.url])
             #expect(report.status == 0)
             #expect(report.object["reconciled"] as? Bool == true)
+            let asOf = try #require(report.object["data_as_of"] as? String)
+            #expect(ISO8601DateFormatter().date(from: asOf) != nil, "data_as_of is ISO 8601: \(asOf)")
             let files = try #require(report.object["files"] as? [String])
             #expect(!files.isEmpty && files.allSatisfy { FileManager.default.fileExists(atPath: $0) })
             let periods = try #require(report.object["periods"] as? [[String: Any]])

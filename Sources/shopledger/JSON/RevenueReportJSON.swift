@@ -1,3 +1,4 @@
+import Foundation
 import Ledger
 import Reports
 
@@ -101,7 +102,8 @@ struct RevenueReportJSON: Encodable {
 
     let files: [String]
     let timeZone: String
-    /// `YYYY-MM-DD HH:MM:SS` UTC as the report prints it, null for an empty ledger.
+    /// When the newest ledger entry was recorded, ISO 8601 in UTC (`YYYY-MM-DDTHH:MM:SSZ`, like every date
+    /// of the CLI's JSON; the report's own text says `YYYY-MM-DD HH:MM:SS` UTC); null for an empty ledger.
     @NullWhenNil var dataAsOf: String?
     let periods: [Period]
     let whole: Period
@@ -115,7 +117,7 @@ struct RevenueReportJSON: Encodable {
     init(_ report: RevenueReport, files: [String]) {
         self.files = files
         timeZone = report.options.timeZone
-        dataAsOf = report.dataAsOf
+        dataAsOf = report.dataAsOf.map { $0.replacingOccurrences(of: " ", with: "T") + "Z" }
         periods = report.periods.map(Period.init)
         whole = Period(report.whole)
         reconciled = report.reconciled
