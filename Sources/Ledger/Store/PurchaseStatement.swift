@@ -90,14 +90,46 @@ enum PurchaseStatement {
     private static let recordingBatch = recording(.batch, onMarkerConflict: "")
 
     /// What differs between one purchase and a batch: only a batch orders its rows (the lock order that
-    /// keeps two batches from deadlocking) and sums several purchases of one grant. Measured with
-    /// pgbench side by side, ordering and grouping one purchase cost it 3–6% more latency.
+    /// keeps two batches from deadlocking), sums several purchases of one grant and joins its CTEs by
+    /// position `n`; one purchase joins and answers as the single statement always did. Measured with
+    /// pgbench side by side, a single purchase written as a one-row batch cost 5–6% more latency
+    /// (docs/measurements.md).
     private enum Rows {
         case one
         case batch
 
         var purchaseOrder: String { self == .batch ? "ORDER BY i.transaction_id, i.store, i.environment" : "" }
         var markerOrder: String { self == .batch ? "ORDER BY transaction_id, store, environment" : "" }
+        var purchaseSource: String {
+            self == .batch
+                ? "FROM input i JOIN item USING (n) JOIN account a USING (n)" : "FROM input i, item, account a"
+        }
+        /// The result rows: one per input, in input order.
+        var result: String {
+            switch self {
+            case .one:
+                """
+                SELECT EXISTS (SELECT 1 FROM account) AS registered, item.kind, item.item_index,
+                           (SELECT recorded_at FROM purchase) AS recorded_at,
+                           coalesce((SELECT a.known_token = i.app_account_token FROM input i, account a), true)
+                               AS token_accepted,
+                           \(LedgerStore.refuseLostAccountTokenRace) AS token_race
+                    FROM (SELECT 1) AS one LEFT JOIN item ON true
+                """
+            case .batch:
+                """
+                SELECT a.n IS NOT NULL AS registered, item.kind, item.item_index, p.recorded_at,
+                           coalesce(a.known_token = i.app_account_token, true) AS token_accepted, race.refused
+                    FROM input i
+                    LEFT JOIN account a USING (n)
+                    LEFT JOIN item USING (n)
+                    LEFT JOIN purchase p
+                      ON p.transaction_id = i.transaction_id AND p.store = i.store AND p.environment = i.environment
+                    CROSS JOIN (SELECT \(LedgerStore.refuseLostAccountTokenRace) AS refused) AS race
+                    ORDER BY i.n
+                """
+            }
+        }
         var grantRows: String {
             switch self {
             case .one:
@@ -128,7 +160,7 @@ enum PurchaseStatement {
             SELECT i.store, i.environment, i.transaction_id, i.original_transaction_id, i.uid, i.product_id,
                 item.kind, item.item_index, i.book, i.purchased_at, i.price_milli, i.currency, i.storefront,
                 i.ownership, i.app_account_token, i.signed_at, i.evidence_sha256
-            FROM input i JOIN item USING (n) JOIN account a USING (n)
+            \(rows.purchaseSource)
             WHERE coalesce(a.known_token = i.app_account_token, true)
             \(rows.purchaseOrder)
             ON CONFLICT (store, environment, transaction_id) DO NOTHING
@@ -149,15 +181,7 @@ enum PurchaseStatement {
                 shared_count = g.shared_count + EXCLUDED.shared_count,
                 updated_at = now()
         )
-        SELECT a.n IS NOT NULL AS registered, item.kind, item.item_index, p.recorded_at,
-               coalesce(a.known_token = i.app_account_token, true) AS token_accepted, race.refused
-        FROM input i
-        LEFT JOIN account a USING (n)
-        LEFT JOIN item USING (n)
-        LEFT JOIN purchase p
-          ON p.transaction_id = i.transaction_id AND p.store = i.store AND p.environment = i.environment
-        CROSS JOIN (SELECT \(LedgerStore.refuseLostAccountTokenRace) AS refused) AS race
-        ORDER BY i.n
+        \(rows.result)
         """
     }
 
