@@ -125,6 +125,9 @@ let package = Package(
                 "Shop",
                 // The catch-up `serve` runs passes the report day cache's invalidation (Reports owns it).
                 "Reports",
+                // Google's certificates fetched from their URL (--google-certs-url).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -122,9 +122,16 @@ func shopApplication(
                 synchronizer: synchronizer, interval: interval, firstLookBack: 24 * 3600, logger: logger))
     }
     if let certificates = authenticator.certificateStore {
-        services.append(
-            GoogleCertificateWatcher(
-                store: certificates, interval: configuration.googleCertificatesCheckInterval, logger: logger))
+        if let url = certificates.url {
+            services.append(
+                GoogleCertificateRefresher(
+                    store: certificates, fetcher: GoogleCertificateFetcher(url: url),
+                    minimumInterval: configuration.googleCertificatesCheckInterval, logger: logger))
+        } else {
+            services.append(
+                GoogleCertificateWatcher(
+                    store: certificates, interval: configuration.googleCertificatesCheckInterval, logger: logger))
+        }
     }
     let application = Application(
         responder: responder,

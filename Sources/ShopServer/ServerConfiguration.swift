@@ -40,7 +40,9 @@ public struct ServerConfiguration: Sendable {
     /// `dev:<uid>` impersonates any user and a stub buys anything.
     public var allowsDevelopmentOnPublicAddress: Bool
     /// How often the Google certificate file (`auth.googleCertificatesPath`) is checked for a new
-    /// version; SIGHUP re-reads it at once. A file that cannot be used keeps the keys in use.
+    /// version; SIGHUP re-reads it at once. A file that cannot be used keeps the keys in use. With
+    /// `auth.googleCertificatesURL`, the shortest time between two fetches (and the first pause after a
+    /// failed one): the document is fetched again when its `Cache-Control: max-age` runs out.
     public var googleCertificatesCheckInterval: Duration
     /// When set, `GET /metrics` answers only `Authorization: Bearer <this>` (401 otherwise).
     public var metricsToken: String?

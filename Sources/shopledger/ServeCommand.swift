@@ -18,7 +18,13 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = CommandLogging.logger()
-        let configuration = try server.configuration()
+        var configuration = try server.configuration()
+        // With --google-certs-url the keys are fetched now: a URL that gives none stops the start.
+        do {
+            configuration.auth = try await configuration.auth.fetchingGoogleCertificates(logger: logger)
+        } catch {
+            throw ValidationError(error.description)
+        }
         // Every setting is checked before the private cluster starts or a port is bound.
         do {
             try configuration.validateCredentials()

@@ -54,9 +54,16 @@ struct ServerOptions: ParsableArguments {
     var googleCertificates: String?
 
     @Option(
+        name: .customLong("google-certs-url"),
+        help:
+            "Fetch Google's securetoken certificates from this URL at start and again when the answer's Cache-Control max-age runs out, instead of --google-certs (Google's: \(GoogleCertificateFetcher.googleURL)). Default: $SHOPLEDGER_GOOGLE_CERTS_URL"
+    )
+    var googleCertificatesURL: String?
+
+    @Option(
         name: .customLong("google-certs-check-interval"),
         help:
-            "Seconds between checks of the --google-certs file for a new version (SIGHUP re-reads it at once). Default: $SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL or 60"
+            "Seconds between checks of the --google-certs file for a new version (SIGHUP re-reads it at once); with --google-certs-url, the shortest time between two fetches. Default: $SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL or 60"
     )
     var googleCertificatesCheckInterval: Double?
 
@@ -179,6 +186,7 @@ struct ServerOptions: ParsableArguments {
         let auth = AuthConfiguration(
             firebaseProjectId: firebaseProject ?? Environment.string("SHOPLEDGER_FIREBASE_PROJECT"),
             googleCertificatesPath: googleCertificates ?? Environment.string("SHOPLEDGER_GOOGLE_CERTS"),
+            googleCertificatesURL: googleCertificatesURL ?? Environment.string("SHOPLEDGER_GOOGLE_CERTS_URL"),
             acceptsDevelopmentTokens: devAuth || Environment.flag("SHOPLEDGER_DEV_AUTH"),
             adminToken: try adminToken(),
             adminLabel: adminLabel ?? Environment.string("SHOPLEDGER_ADMIN_LABEL") ?? "admin")

@@ -22,33 +22,47 @@ public struct Authenticator: Sendable {
         self.certificateStore = certificateStore
     }
 
-    /// Builds the verifier chain from settings: loads the certificate file now, wraps it in development
+    /// Builds the verifier chain from settings: loads the certificate file now (or takes the fetched
+    /// document), wraps it in development
     /// mode only when configured, and refuses settings that cannot work (half a Firebase configuration,
     /// no way for anyone to sign in, a short admin token, a file with no usable key).
     public init(
         configuration: AuthConfiguration, now: @escaping @Sendable () -> Date = { Date() }
     ) throws(AuthConfigurationError) {
         let verifier: any IdentityVerifier
-        var store: GoogleCertificateStore?
-        switch (configuration.firebaseProjectId, configuration.googleCertificatesPath) {
-        case (let projectId?, let path?):
-            let loaded = try GoogleCertificateStore(contentsOfFile: path)
+        let store: GoogleCertificateStore?
+        switch (configuration.googleCertificatesPath, configuration.googleCertificatesURL) {
+        case (let path?, nil):
+            store = try GoogleCertificateStore(contentsOfFile: path)
+        case (nil, let url?):
+            try GoogleCertificateFetcher.validate(url: url)
+            guard let fetched = configuration.fetchedGoogleCertificates else {
+                throw AuthConfigurationError(
+                    "Google's certificates were not fetched from \(url) (fetchingGoogleCertificates comes first)")
+            }
+            store = GoogleCertificateStore(fetched: fetched, from: url)
+        case (nil, nil):
+            store = nil
+        case (_?, _?):
+            throw AuthConfigurationError("set the Google certificate file or the Google certificate URL, not both")
+        }
+        switch (configuration.firebaseProjectId, store) {
+        case (let projectId?, let store?):
             let firebase = try FirebaseTokenVerifier(
-                projectId: projectId, certificates: loaded, clockSkew: configuration.clockSkew, now: now)
+                projectId: projectId, certificates: store, clockSkew: configuration.clockSkew, now: now)
             verifier =
                 configuration.acceptsDevelopmentTokens ? DevelopmentModeVerifier(wrapping: firebase) : firebase
-            store = loaded
         case (nil, nil):
             guard configuration.acceptsDevelopmentTokens else {
                 throw AuthConfigurationError(
-                    "no way to sign in: set the Firebase project id and Google certificate file, or turn on development tokens"
+                    "no way to sign in: set the Firebase project id and Google's certificates (a file or a URL), or turn on development tokens"
                 )
             }
             verifier = DevelopmentModeVerifier(wrapping: nil)
         case (nil, _?):
-            throw AuthConfigurationError("a Google certificate file is set but no Firebase project id")
+            throw AuthConfigurationError("Google's certificates are set but no Firebase project id")
         case (_?, nil):
-            throw AuthConfigurationError("a Firebase project id is set but no Google certificate file")
+            throw AuthConfigurationError("a Firebase project id is set but no Google certificate file or URL")
         }
         self.init(
             identityVerifier: verifier,

@@ -7,8 +7,8 @@ import _CryptoExtras
 ///
 /// The file is the JSON object Google serves at
 /// `https://www.googleapis.com/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com`:
-/// `{"<kid>": "-----BEGIN CERTIFICATE-----\n...", ...}`. An operator's job fetches it; this type only reads
-/// it. Certificates whose key is not RSA are skipped; a certificate that does not parse refuses the whole
+/// `{"<kid>": "-----BEGIN CERTIFICATE-----\n...", ...}`, from a file an operator's job keeps fresh or
+/// fetched by ``GoogleCertificateFetcher``; this type only parses it. Certificates whose key is not RSA are skipped; a certificate that does not parse refuses the whole
 /// file (a half-written file must not silently drop keys); a file with no usable key is refused.
 public struct GoogleCertificates: Sendable {
     /// One usable key: the parsed RSA key and its certificate's validity period.
