@@ -36,7 +36,11 @@ struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: C
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
-        let context = context
+        var context = context
+        if !trustedProxies.isEmpty {
+            context.clientAddress = trustedProxies.client(
+                peer: context.peerAddress, forwardedFor: request.headers[values: Self.forwardedForHeader])
+        }
         let surface = Surface(path: request.uri.path)
         var response: Response
         do {
