@@ -4,9 +4,10 @@
 #              (initdb, pg_ctl, pg_basebackup), libpq's headers and pkg-config (which the CLibPQ target
 #              needs to find them). A server host installs no test tools.
 #   --for test: that, plus what only the tests need: HAProxy (the load balancer the several-servers
-#              fault scenario puts in front of two servers), zlib's headers (the browser test decodes
-#              its screenshot with zlib; only the ReportsTests target links CZlib), Chromium and a
-#              Korean font (the browser test renders the HTML report headless).
+#              fault scenario puts in front of two servers), nginx and openssl (the TLS fault scenario
+#              runs deploy/nginx/shopledger.conf with a certificate openssl makes), zlib's headers (the
+#              browser test decodes its screenshot with zlib; only the ReportsTests target links CZlib),
+#              Chromium and a Korean font (the browser test renders the HTML report headless).
 set -euo pipefail
 
 purpose=run
@@ -45,6 +46,8 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
 id postgres >/dev/null 2>&1 || [[ " ${missing[*]} " == *" postgresql "* ]] || missing+=(postgresql)
 if [[ $purpose == test ]]; then
     command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
+    command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
+    command -v openssl >/dev/null 2>&1 || missing+=(openssl)
     [[ -f /usr/include/zlib.h ]] || missing+=(zlib1g-dev)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     # A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
@@ -70,12 +73,14 @@ $sudo apt-get update -qq
 $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 echo "Installed: ${missing[*]}"
 # Debian's packages start their own services where an init system runs: a system PostgreSQL cluster on
-# port 5432, and HAProxy on its default configuration. ShopLedger runs its own of both and uses neither.
+# port 5432, HAProxy on its default configuration, and nginx on port 80. ShopLedger runs its own of each
+# and uses none of them.
 services=()
 [[ " ${missing[*]} " == *" postgresql "* ]] && services+=(postgresql)
 [[ " ${missing[*]} " == *" haproxy "* ]] && services+=(haproxy)
+[[ " ${missing[*]} " == *" nginx "* ]] && services+=(nginx)
 if ((${#services[@]} > 0)); then
-    echo "Note: Debian's ${services[*]} package(s) may have started their own service(s) (PostgreSQL on port 5432);"
+    echo "Note: Debian's ${services[*]} package(s) may have started their own service(s) (PostgreSQL on port 5432, nginx on port 80);"
     echo "      ShopLedger does not use them. To stop and disable them: sudo systemctl disable --now ${services[*]}"
     echo "      (docs/operations.md, 'Installing on a host')."
 fi

@@ -107,7 +107,8 @@ func shopApplication(
 
     let responder = ShopResponder(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,
-        cancellationAllowance: client.configuration.cancelGrace + .milliseconds(100), metrics: metrics)
+        cancellationAllowance: client.configuration.cancelGrace + .milliseconds(100), metrics: metrics,
+        trustedProxies: configuration.trustedProxies)
     let sweeper = NotificationSweeper(ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger)
     var services: [any Service] = [
         client, sweeper,

@@ -60,6 +60,9 @@ public struct ServerConfiguration: Sendable {
     public var refusedProofLimit: RateLimit
     /// Purchase requests per user, accepted or not; off by default.
     public var purchaseLimit: RateLimit
+    /// The proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`); none by default, and then
+    /// the client is always the TCP peer.
+    public var trustedProxies: TrustedProxies
 
     public static let defaultBodyLimit = 64 * 1024
     public static let defaultMaxConnections = 4096
@@ -94,7 +97,8 @@ public struct ServerConfiguration: Sendable {
         idleTimeout: Duration = .seconds(15),
         restoreLimit: RateLimit = ServerConfiguration.defaultRestoreLimit,
         refusedProofLimit: RateLimit = ServerConfiguration.defaultRefusedProofLimit,
-        purchaseLimit: RateLimit = .off
+        purchaseLimit: RateLimit = .off,
+        trustedProxies: TrustedProxies = .none
     ) {
         self.host = host
         self.port = port
@@ -118,6 +122,7 @@ public struct ServerConfiguration: Sendable {
         self.restoreLimit = restoreLimit
         self.refusedProofLimit = refusedProofLimit
         self.purchaseLimit = purchaseLimit
+        self.trustedProxies = trustedProxies
     }
 
     /// The time a request keeps after a call to Apple for the ledger write that follows it: a second,
@@ -214,7 +219,15 @@ public struct ServerConfiguration: Sendable {
         var switches: [String] = []
         if auth.acceptsDevelopmentTokens { switches.append("development tokens (--dev-auth)") }
         if receipts.acceptsStubReceipts { switches.append("stub receipts (--stub-receipts)") }
-        guard !switches.isEmpty, !allowsDevelopmentOnPublicAddress, !Self.isLoopback(host) else { return }
+        guard !switches.isEmpty, !allowsDevelopmentOnPublicAddress else { return }
+        // Behind a proxy a loopback listener is as public as the proxy: it passes anyone's requests on.
+        if !trustedProxies.isEmpty {
+            throw ConfigurationError(
+                "\(switches.joined(separator: " and ")) are on, and --trusted-proxy says a proxy passes others' "
+                    + "requests to this server: anyone who reaches the proxy could sign in as any user or buy without "
+                    + "paying. Pass --allow-development-on-public-address if that is really meant")
+        }
+        guard !Self.isLoopback(host) else { return }
         throw ConfigurationError(
             "\(switches.joined(separator: " and ")) are on, but the server listens on \(host), which is not a loopback "
                 + "address: anyone who reaches it could sign in as any user or buy without paying. Listen on 127.0.0.1, "

@@ -177,6 +177,13 @@ struct ServerOptions: ParsableArguments {
     )
     var purchaseLimit: String?
 
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help:
+            "Address or CIDR of a proxy in front (repeatable; commas allowed): from it, X-Forwarded-For names the client (the right-most address that is not a trusted proxy). Default: $SHOPLEDGER_TRUSTED_PROXY (comma-separated), else none"
+    )
+    var trustedProxy: [String] = []
+
     /// The configuration these settings describe, checked; a `ValidationError` names what cannot work.
     func configuration() throws -> ServerConfiguration {
         var receipts = try verifier.configuration()
@@ -245,7 +252,8 @@ struct ServerOptions: ParsableArguments {
                 refusedProofLimit, "SHOPLEDGER_REFUSED_PROOF_LIMIT",
                 default: ServerConfiguration.defaultRefusedProofLimit, name: "--refused-proof-limit"),
             purchaseLimit: try Self.rateLimit(
-                purchaseLimit, "SHOPLEDGER_PURCHASE_LIMIT", default: .off, name: "--purchase-limit"))
+                purchaseLimit, "SHOPLEDGER_PURCHASE_LIMIT", default: .off, name: "--purchase-limit"),
+            trustedProxies: try trustedProxies())
         do {
             try configuration.validate()
         } catch {
@@ -272,6 +280,19 @@ struct ServerOptions: ParsableArguments {
                     + "got \(text.prefix(40).debugDescription)")
         }
         return limit
+    }
+
+    /// The `--trusted-proxy` flags, else `SHOPLEDGER_TRUSTED_PROXY`; none when neither is given.
+    private func trustedProxies() throws -> TrustedProxies {
+        let fromFlags = !trustedProxy.isEmpty
+        guard let items = fromFlags ? trustedProxy : Environment.string("SHOPLEDGER_TRUSTED_PROXY").map({ [$0] })
+        else { return .none }
+        do {
+            return try TrustedProxies(parsing: items)
+        } catch {
+            let name = fromFlags ? "--trusted-proxy" : "SHOPLEDGER_TRUSTED_PROXY"
+            throw ValidationError("\(name): \(error.description)")
+        }
     }
 
     /// The certificates of the files given as flags, else of those `variable` lists (comma-separated);

@@ -210,7 +210,7 @@ struct HostileRequestTests {
     }
 
     @Test(
-        "serve refuses secrets others may read, a short admin token and a port that is no number, before it creates a cluster",
+        "serve refuses secrets others may read, a short admin token, a port that is no number and a trusted proxy that is no address, before it creates a cluster",
         .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(2)))
     func optionsCheckedFirst() async throws {
         let folder = try FaultResources.newFolder()
@@ -228,6 +228,12 @@ struct HostileRequestTests {
             (["--restore-limit", "lots"], [:], "--restore-limit"),
             (["--idle-timeout", "0"], [:], "idle timeout"),
             (["--max-connections", "0"], [:], "connection limit"),
+            (
+                ["--trusted-proxy", "10.0.0.1", "--trusted-proxy", "nginx.internal"], [:],
+                "--trusted-proxy: \"nginx.internal\""
+            ),
+            ([], ["SHOPLEDGER_TRUSTED_PROXY": "10.0.0.0/8,10.0.0.0/33"], "SHOPLEDGER_TRUSTED_PROXY: \"10.0.0.0/33\""),
+            (["--trusted-proxy", "127.0.0.1"], [:], "--allow-development-on-public-address"),
         ]
         for (arguments, environment, message) in cases {
             let (status, output) = try await Self.serve(arguments, environment: environment, folder: folder)

@@ -55,7 +55,7 @@ import Testing
         for micros in samples + (0..<2000).map { _ in Int64.random(in: 0..<100_000_000) } {
             let duration = Duration.microseconds(micros) + .nanoseconds(Int64.random(in: 0..<1000))
             #expect(
-                ShopResponder<RouterResponder<BasicRequestContext>>.milliseconds(duration)
+                ShopResponder<RouterResponder<ShopRequestContext>>.milliseconds(duration)
                     == String(format: "%.3f", Double(micros) / 1000))
         }
     }

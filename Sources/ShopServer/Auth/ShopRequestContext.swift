@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOCore
 
 /// The request context of every route: Hummingbird's core storage plus who the request is from, filled
 /// in by the auth middleware of the route's group (``UserAuthentication``, ``AdminAuthentication``).
@@ -10,9 +11,15 @@ public struct ShopRequestContext: RequestContext {
     var uid: String?
     /// The admin token's label, the actor of what the request does (an admin route's group).
     var adminActor: String?
+    /// The connection's TCP peer: the client, or the proxy in front of it.
+    public let peerAddress: IPAddress?
+    /// Who sent the request: the peer, or the client a trusted proxy names (``ShopResponder`` sets it).
+    public var clientAddress: IPAddress?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
+        self.peerAddress = source.channel.remoteAddress?.ipAddress.flatMap { IPAddress($0) }
+        self.clientAddress = peerAddress
     }
 
     /// The caller's uid, set by ``UserAuthentication``.
@@ -27,6 +34,14 @@ public struct ShopRequestContext: RequestContext {
         return adminActor
     }
 }
+
+/// A context that knows the connection's peer and carries the client address derived from it.
+public protocol ClientAddressContext: RequestContext {
+    var peerAddress: IPAddress? { get }
+    var clientAddress: IPAddress? { get set }
+}
+
+extension ShopRequestContext: ClientAddressContext {}
 
 /// The middleware of a user routes' group: the request's ID token must prove a uid, which it puts in the
 /// context; otherwise the ``AuthError`` goes to ``ErrorMiddleware``, which answers in the surface's way.

@@ -14,9 +14,11 @@ import Shop
 ///   the work has not stopped by then (``PendingAnswer``);
 /// - answers a timeout or an oversized body in its surface's way (``ErrorMapping``; route errors are
 ///   answered by ``ErrorMiddleware``): `/v1/...` is the SeSAC surface, everything else the JSON one;
-/// - writes one log line per request (request id, method, path, status, duration), echoes the request
-///   id in `x-request-id`, and records the request in the metrics.
-struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: RequestContext {
+/// - writes one log line per request (request id, client address, method, path, status, duration),
+///   echoes the request id in `x-request-id`, and records the request in the metrics. The client is
+///   the TCP peer, or, when the peer is a trusted proxy, the client its `X-Forwarded-For` names
+///   (``TrustedProxies/client(peer:forwardedFor:)``); routes read it as `context.clientAddress`.
+struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: ClientAddressContext {
     typealias Context = Inner.Context
 
     let inner: Inner
@@ -24,14 +26,21 @@ struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: R
     let timeout: Duration
     var cancellationAllowance: Duration = .zero
     let metrics: ShopMetrics
+    var trustedProxies: TrustedProxies = .none
     /// Shared by copies of this responder.
     let deadlines = RequestDeadlines()
 
     static var requestIdHeader: HTTPField.Name { HTTPField.Name("x-request-id")! }
+    static var forwardedForHeader: HTTPField.Name { HTTPField.Name("x-forwarded-for")! }
     static var knownMethods: Set<HTTPRequest.Method> { [.get, .head, .post, .put, .delete, .patch, .options] }
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let start = ContinuousClock.now
+        var context = context
+        if !trustedProxies.isEmpty {
+            context.clientAddress = trustedProxies.client(
+                peer: context.peerAddress, forwardedFor: request.headers[values: Self.forwardedForHeader])
+        }
         let surface = Surface(path: request.uri.path)
         var response: Response
         do {
@@ -40,7 +49,8 @@ struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: R
                     "body_too_large", "the body is \(length) bytes, over the \(bodyLimit)-byte limit",
                     status: .contentTooLarge)
             }
-            response = try await withTimeout { try await inner.respond(to: request, context: context) }
+            let routed = context
+            response = try await withTimeout { try await inner.respond(to: request, context: routed) }
         } catch {
             // Route errors were answered by ErrorMiddleware; what reaches here is the timeout or the body limit.
             response = try surface.response(for: error, request: request, context: context)
@@ -54,6 +64,7 @@ struct ShopResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context: R
         context.logger.info(
             "request",
             metadata: [
+                "client": .string(context.clientAddress?.description ?? "unknown"),
                 "method": .string(request.method.rawValue), "path": .string(request.uri.path),
                 "status": .stringConvertible(response.status.code),
                 "duration_ms": .string(Self.milliseconds(duration)),

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// An HTTP client for the scenarios (AsyncHTTPClient), always shut down at the end of `with`.
 struct FaultHTTP: Sendable {
@@ -46,11 +47,21 @@ struct FaultHTTP: Sendable {
         }
     }
 
-    static func with<R: Sendable>(_ body: (FaultHTTP) async throws -> R) async throws -> R {
+    /// - Parameter certificate: a PEM file: HTTPS trusts this certificate and nothing else (the system's
+    ///   roots are not consulted); without it, HTTPS trusts the system's roots.
+    static func with<R: Sendable>(
+        trustingOnly certificate: String? = nil, _ body: (FaultHTTP) async throws -> R
+    ) async throws -> R {
         var configuration = HTTPClient.Configuration(
             timeout: .init(connect: .seconds(2), read: .seconds(60)),
             connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 64))
         configuration.httpVersion = .http1Only
+        if let certificate {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificate))
+            tls.minimumTLSVersion = .tlsv12
+            configuration.tlsConfiguration = tls
+        }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let result = try await body(FaultHTTP(client: client))

@@ -47,12 +47,13 @@ final class FaultScenario: Sendable {
 
     /// Starts `shopledger serve` on this scenario's cluster (or `databaseURL`) and waits until it is ready.
     func startServer(
-        port: Int? = nil, databaseURL: String? = nil, options: [String] = []
+        port: Int? = nil, databaseURL: String? = nil, options: [String] = [], logLevel: String = "notice"
     ) async throws
         -> ServerProcess
     {
         let server = try await ServerProcess.start(
-            databaseURL: databaseURL ?? cluster.url, folder: folder, port: port, options: options, http: http)
+            databaseURL: databaseURL ?? cluster.url, folder: folder, port: port, options: options, http: http,
+            logLevel: logLevel)
         servers.withLock { $0.append(server) }
         return server
     }
@@ -64,6 +65,19 @@ final class FaultScenario: Sendable {
         FaultResources.register(server: balancer.child.pid, folder: folder)
         balancers.withLock { $0.append(balancer) }
         return balancer
+    }
+
+    /// Starts nginx terminating TLS in front of `backends` (``TLSProxy``), reached with `https`, and
+    /// waits until it passes a request to one of them.
+    func startTLSProxy(
+        inFrontOf backends: [ServerProcess], certificate: String, key: String, https: FaultHTTP
+    ) async throws -> LoadBalancer {
+        let proxy = try await TLSProxy.start(
+            port: try TestCluster.freePort(), backends: backends.map(\.port), certificate: certificate, key: key,
+            folder: folder, https: https)
+        FaultResources.register(server: proxy.child.pid, folder: folder)
+        balancers.withLock { $0.append(proxy) }
+        return proxy
     }
 
     private func killServers() {

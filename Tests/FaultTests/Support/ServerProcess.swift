@@ -35,9 +35,10 @@ struct ServerProcess: Sendable {
     ///
     /// - Parameters:
     ///   - options: extra flags (`--shutdown-grace`, `--request-timeout`, ...).
+    ///   - logLevel: `SHOPLEDGER_LOG_LEVEL`; `info` writes a line per request.
     static func start(
         databaseURL: String, folder: String, port: Int? = nil, options: [String] = [], http: FaultHTTP,
-        readyWithin: Duration = .seconds(60)
+        readyWithin: Duration = .seconds(60), logLevel: String = "notice"
     ) async throws -> ServerProcess {
         let port = try port ?? TestCluster.freePort()
         let adminTokenFile = folder + "/admin-token"
@@ -54,7 +55,7 @@ struct ServerProcess: Sendable {
         let child = try Spawned.start(
             command,
             environment: Spawned.environment([
-                "SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret, "SHOPLEDGER_LOG_LEVEL": "notice",
+                "SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret, "SHOPLEDGER_LOG_LEVEL": logLevel,
             ]),
             logPath: folder + "/server.log")
         FaultResources.register(server: child.pid, folder: folder)
