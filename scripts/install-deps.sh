@@ -4,9 +4,13 @@
 #              (initdb, pg_ctl, pg_basebackup), libpq's headers and pkg-config (which the CLibPQ target
 #              needs to find them). A server host installs no test tools.
 #   --for test: that, plus what only the tests need: HAProxy (the load balancer the several-servers
-#              fault scenario puts in front of two servers), zlib's headers (the browser test decodes
-#              its screenshot with zlib; only the ReportsTests target links CZlib), Chromium and a
-#              Korean font (the browser test renders the HTML report headless).
+#              fault scenario puts in front of two servers), pgBackRest (the backup-and-restore fault
+#              scenario archives WAL, backs up and restores a point in time with it), zlib's headers
+#              (the browser test decodes its screenshot with zlib; only the ReportsTests target links
+#              CZlib), Chromium and a Korean font (the browser test renders the HTML report headless).
+#              `make run`'s private cluster is a development one and has no backups: a server host
+#              that wants them installs pgbackrest itself (docs/operations.md, "Backups and the
+#              restore drill").
 set -euo pipefail
 
 purpose=run
@@ -45,6 +49,7 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
 id postgres >/dev/null 2>&1 || [[ " ${missing[*]} " == *" postgresql "* ]] || missing+=(postgresql)
 if [[ $purpose == test ]]; then
     command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
+    command -v pgbackrest >/dev/null 2>&1 || missing+=(pgbackrest)
     [[ -f /usr/include/zlib.h ]] || missing+=(zlib1g-dev)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     # A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
