@@ -38,8 +38,10 @@ lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Benchmarks Package.swift
 
 # The scenarios past one machine (several servers, nginx with TLS in front, a standby, failover) each
-# run two or three servers and clusters: they run after the others, not beside them, whose time bounds are tight.
-SCALING_FAULTS = FaultTests.(SeveralServersTests|TLSProxyTests|StandbyTests|FailoverTests)
+# run two or three servers and clusters, and the restore drill (pgBackRest: a full backup, a restore to
+# a point in time) two clusters and a burst of disk writes: they run after the others, not beside them,
+# whose time bounds are tight.
+SCALING_FAULTS = FaultTests.(SeveralServersTests|TLSProxyTests|StandbyTests|FailoverTests|BackupRestoreTests)
 # The attacks (thousands of half-open connections, hostile proofs beside a load) run on their own too:
 # beside the others they pushed the hung-database scenario's 1-second bounds over (docs/security.md).
 HOSTILE_FAULTS = FaultTests.HostileRequestTests

@@ -5,9 +5,13 @@
 #              needs to find them). A server host installs no test tools.
 #   --for test: that, plus what only the tests need: HAProxy (the load balancer the several-servers
 #              fault scenario puts in front of two servers), nginx and openssl (the TLS fault scenario
-#              runs deploy/nginx/shopledger.conf with a certificate openssl makes), zlib's headers (the
-#              browser test decodes its screenshot with zlib; only the ReportsTests target links CZlib),
-#              Chromium and a Korean font (the browser test renders the HTML report headless).
+#              runs deploy/nginx/shopledger.conf with a certificate openssl makes), pgBackRest (the
+#              backup-and-restore fault scenario archives WAL, backs up and restores a point in time
+#              with it), zlib's headers (the browser test decodes its screenshot with zlib; only the
+#              ReportsTests target links CZlib), Chromium and a Korean font (the browser test renders
+#              the HTML report headless). `make run`'s private cluster is a development one and has no
+#              backups: a server host that wants them installs pgbackrest itself (docs/operations.md,
+#              "Backups and the restore drill").
 set -euo pipefail
 
 purpose=run
@@ -48,6 +52,7 @@ if [[ $purpose == test ]]; then
     command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
     command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
     command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+    command -v pgbackrest >/dev/null 2>&1 || missing+=(pgbackrest)
     [[ -f /usr/include/zlib.h ]] || missing+=(zlib1g-dev)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     # A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
