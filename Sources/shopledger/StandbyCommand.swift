@@ -107,6 +107,8 @@ struct StandbyStartCommand: AsyncParsableCommand {
 
     @OptionGroup var options: StandbyOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     @Flag(
         help:
             "Make it a synchronous standby: the primary's commits wait until the standby has the WAL (an acknowledged purchase survives the primary's loss). While it is down, commits wait: `standby stop` turns this off first."
@@ -147,6 +149,8 @@ struct StandbyStopCommand: AsyncParsableCommand {
 
     @OptionGroup var options: StandbyOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
         let logger = CommandLogging.logger()
         if let primary = try await options.primary(logger: logger).attach() {
@@ -168,6 +172,8 @@ struct StandbyStatusCommand: AsyncParsableCommand {
         commandName: "status", abstract: "Say how far the standby is behind the primary.")
 
     @OptionGroup var options: StandbyOptions
+
+    @OptionGroup var logging: LoggingOptions
 
     @Flag(help: "Print the status as JSON.")
     var json = false

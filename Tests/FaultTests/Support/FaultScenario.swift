@@ -47,12 +47,13 @@ final class FaultScenario: Sendable {
 
     /// Starts `shopledger serve` on this scenario's cluster (or `databaseURL`) and waits until it is ready.
     func startServer(
-        port: Int? = nil, databaseURL: String? = nil, options: [String] = []
+        port: Int? = nil, databaseURL: String? = nil, options: [String] = [], environment: [String: String] = [:]
     ) async throws
         -> ServerProcess
     {
         let server = try await ServerProcess.start(
-            databaseURL: databaseURL ?? cluster.url, folder: folder, port: port, options: options, http: http)
+            databaseURL: databaseURL ?? cluster.url, folder: folder, port: port, options: options,
+            environment: environment, http: http)
         servers.withLock { $0.append(server) }
         return server
     }
