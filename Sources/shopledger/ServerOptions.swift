@@ -179,7 +179,7 @@ struct ServerOptions: ParsableArguments {
 
         let auth = AuthConfiguration(
             firebaseProjectId: firebaseProject ?? Environment.string("SHOPLEDGER_FIREBASE_PROJECT"),
-            googleCertificatesPath: googleCertificates ?? Environment.string("SHOPLEDGER_GOOGLE_CERTS"),
+            googleCertificatesPath: try googleCertificates ?? Self.existingFile("SHOPLEDGER_GOOGLE_CERTS"),
             acceptsDevelopmentTokens: try Setting.toggle(devAuth, "SHOPLEDGER_DEV_AUTH"),
             adminToken: try adminToken(),
             adminLabel: adminLabel ?? Environment.string("SHOPLEDGER_ADMIN_LABEL") ?? "admin")
@@ -244,6 +244,16 @@ struct ServerOptions: ParsableArguments {
             throw ValidationError(error.description)
         }
         return configuration
+    }
+
+    /// The path `variable` names, refused naming the variable when no readable file is there (a flag's
+    /// file is checked, and named, where it is read).
+    private static func existingFile(_ variable: String) throws -> String? {
+        guard let path = Environment.string(variable) else { return nil }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ValidationError("\(variable) names \(path.prefix(200).debugDescription), which is no readable file")
+        }
+        return path
     }
 
     /// A secret from `file` (trimmed; private to its owner), or the `variable` itself when no file is given.

@@ -73,6 +73,17 @@ struct EnvironmentSettingsTests {
         #expect(output.contains("SHOPLEDGER_APP_STORE_ENVIRONMENT must be one of production, sandbox"), "\(output)")
     }
 
+    @Test("a SHOPLEDGER_GOOGLE_CERTS that names no file stops serve with exit 64, naming the variable")
+    func missingGoogleCertificates() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("shopledger-env-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (status, output) = try await Self.serve(
+            ["SHOPLEDGER_FIREBASE_PROJECT": "sesac-study", "SHOPLEDGER_GOOGLE_CERTS": folder + "/certs.json"],
+            folder: folder)
+        #expect(status == .exited(64), "\(status): \(output)")
+        #expect(output.contains("SHOPLEDGER_GOOGLE_CERTS names"), "\(output)")
+    }
+
     @Test("switches take 1/0, true/false, yes/no and on/off in any case; a flag's range holds for its variable too")
     func goodValuesAccepted() async throws {
         // An accepted switch gets as far as the loopback check of a public address: proof it was read as on.
