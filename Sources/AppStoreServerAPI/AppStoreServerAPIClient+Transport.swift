@@ -16,6 +16,25 @@ extension AppStoreServerAPIClient {
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
         endpoint: RateLimits.Endpoint, environment: StoreEnvironment, as type: Response.Type
     ) async throws -> Response {
+        guard let observer else {
+            return try await attempts(
+                method, path, query: query, body: body, endpoint: endpoint,
+                environment: environment, as: type)
+        }
+        do {
+            return try await attempts(
+                method, path, query: query, body: body, endpoint: endpoint, environment: environment, as: type)
+        } catch let error as AppStoreServerAPIError {
+            observer.recordAppStoreFailure(endpoint: endpoint.rawValue, code: error.code.rawValue)
+            throw error
+        }
+    }
+
+    /// ``send(_:_:query:body:endpoint:environment:as:)``'s attempts.
+    private func attempts<Response: Decodable>(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)], body: Data?,
+        endpoint: RateLimits.Endpoint, environment: StoreEnvironment, as type: Response.Type
+    ) async throws -> Response {
         let url = configuration.baseURL(for: environment) + path + Self.queryString(query)
         let sandbox = environment == .sandbox
         let policy = RetryPolicy(configuration, shortestAttempt: Self.shortestAttempt)
@@ -31,7 +50,15 @@ extension AppStoreServerAPIClient {
             let request = Self.request(method, url, body: body, token: token)
 
             let outcome: RetryPolicy.Outcome
-            switch try await exchange(request, timeout: attemptTimeout, endpoint: endpoint) {
+            let sent = ContinuousClock.now
+            let exchanged = try await exchange(request, timeout: attemptTimeout, endpoint: endpoint)
+            if let observer {
+                var status: Int?
+                if case .answered(let code, _, _) = exchanged { status = code }
+                observer.recordAppStoreRequest(
+                    endpoint: endpoint.rawValue, status: status, duration: ContinuousClock.now - sent)
+            }
+            switch exchanged {
             case .answered(let status, _, let bytes) where (200..<300).contains(status):
                 return try Self.decode(Response.self, from: bytes, status: status, endpoint: endpoint)
             case .answered(let status, let headers, let bytes):

@@ -30,6 +30,8 @@ public struct AppStoreServerAPIClient: Sendable {
     let limiter: RateLimiter
     let notFound: NotFoundMemory
     let logger: Logger
+    /// Counts requests and failures (the server's metrics), when given.
+    let observer: (any AppStoreAPIObserver)?
     /// Set by ``within(_:)``: every call ends by then.
     private(set) var deadline: ContinuousClock.Instant?
 
@@ -38,18 +40,22 @@ public struct AppStoreServerAPIClient: Sendable {
     /// A paginated endpoint stops after this many pages (a server that never says `hasMore: false`).
     static let maxPages = 10_000
 
-    /// - Parameter httpClient: the HTTP client to use; the process-wide shared one by default.
+    /// - Parameters:
+    ///   - httpClient: the HTTP client to use; the process-wide shared one by default.
+    ///   - observer: told of every request to Apple and every failed call (metrics).
     public init(
         configuration: AppStoreServerAPIConfiguration,
         prover: any PurchaseProver,
         httpClient: HTTPClient = .shared,
-        logger: Logger = Logger(label: "shopledger.appstore")
+        logger: Logger = Logger(label: "shopledger.appstore"),
+        observer: (any AppStoreAPIObserver)? = nil
     ) throws(AppStoreServerAPIError) {
         try configuration.validate()
         self.configuration = configuration
         self.prover = prover
         self.httpClient = httpClient
         self.logger = logger
+        self.observer = observer
         self.signer = BearerTokenSigner(
             key: configuration.signingKey, keyId: configuration.keyId, issuerId: configuration.issuerId,
             bundleId: configuration.bundleId, lifetime: configuration.tokenLifetime)

@@ -60,7 +60,7 @@ func shopApplication(
 
     let ledger = LedgerStore(client: client, logger: logger)
     let body = RequestBody(limit: configuration.bodyLimit)
-    let appStore = try appStoreClient(configuration, prover: purchaseProver, logger: logger)
+    let appStore = try appStoreClient(configuration, prover: purchaseProver, logger: logger, metrics: metrics)
     let limits = UserLimits(
         restores: configuration.restoreLimit, refusedProofs: configuration.refusedProofLimit,
         purchases: configuration.purchaseLimit)
@@ -109,7 +109,8 @@ func shopApplication(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,
         cancellationAllowance: client.configuration.cancelGrace + .milliseconds(100), metrics: metrics,
         trustedProxies: configuration.trustedProxies)
-    let sweeper = NotificationSweeper(ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger)
+    let sweeper = NotificationSweeper(
+        ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger, metrics: metrics)
     var services: [any Service] = [
         client, sweeper,
         FirstPurchaseSweeper(
@@ -120,7 +121,8 @@ func shopApplication(
         let synchronizer = AppStoreSynchronizer(api: appStore, ledger: ledger, logger: logger)
         services.append(
             AppStoreSyncService(
-                synchronizer: synchronizer, interval: interval, firstLookBack: 24 * 3600, logger: logger))
+                synchronizer: synchronizer, interval: interval, firstLookBack: 24 * 3600, logger: logger,
+                counters: metrics))
     }
     if let certificates = authenticator.certificateStore {
         if let url = certificates.url {
@@ -154,11 +156,12 @@ func shopApplication(
 /// The App Store Server API client when it is configured: it verifies with the same prover as the
 /// purchase routes.
 private func appStoreClient(
-    _ configuration: ServerConfiguration, prover: any PurchaseProver, logger: Logger
+    _ configuration: ServerConfiguration, prover: any PurchaseProver, logger: Logger, metrics: ShopMetrics
 ) throws -> AppStoreServerAPIClient? {
     guard let settings = configuration.appStoreAPI else { return nil }
     do {
-        return try AppStoreServerAPIClient(configuration: settings, prover: prover, logger: logger)
+        return try AppStoreServerAPIClient(
+            configuration: settings, prover: prover, logger: logger, observer: metrics)
     } catch {
         throw ConfigurationError("App Store Server API: \(error.message)")
     }

@@ -31,6 +31,8 @@ struct AdminGrantCommand: AsyncParsableCommand {
         commandName: "grant", abstract: "Grant an item to a user as compensation (owned, never revenue).")
 
     @OptionGroup var database: DatabaseOptions
+
+    @OptionGroup var logging: LoggingOptions
     @OptionGroup var who: SupportActorOptions
 
     @Argument(help: "The user's uid.") var uid: String
@@ -55,6 +57,8 @@ struct AdminRevokeCommand: AsyncParsableCommand {
         commandName: "revoke", abstract: "Take back a compensation grant by its action id.")
 
     @OptionGroup var database: DatabaseOptions
+
+    @OptionGroup var logging: LoggingOptions
     @OptionGroup var who: SupportActorOptions
 
     @Argument(help: "The grant's action id (as `grant` or `history` print it).") var grantId: Int64
@@ -74,6 +78,8 @@ struct AdminLookupCommand: AsyncParsableCommand {
         abstract: "The purchases with a transaction id or original transaction id, with their whole history.")
 
     @OptionGroup var database: DatabaseOptions
+
+    @OptionGroup var logging: LoggingOptions
 
     @Argument(help: "A transaction id or original transaction id.") var id: String
 
@@ -100,6 +106,8 @@ struct AdminHistoryCommand: AsyncParsableCommand {
         commandName: "history", abstract: "A user's purchases with their histories, and every support action.")
 
     @OptionGroup var database: DatabaseOptions
+
+    @OptionGroup var logging: LoggingOptions
 
     @Argument(help: "The user's uid.") var uid: String
 

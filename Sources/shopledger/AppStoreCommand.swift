@@ -96,6 +96,8 @@ struct AppStoreSyncCommand: AsyncParsableCommand {
     @OptionGroup var apple: AppStoreClientOptions
     @OptionGroup var database: DatabaseOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
         try await apple.withLedger(database) { api, ledger, logger in
             let synchronizer = AppStoreSynchronizer(api: api, ledger: ledger, logger: logger)
@@ -143,6 +145,8 @@ struct AppStoreLookupOrderCommand: AsyncParsableCommand {
 
     @OptionGroup var apple: AppStoreClientOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
         let api = try apple.client(logger: CommandLogging.logger())
         let lookup = try await api.lookUpOrder(orderId)
@@ -185,6 +189,8 @@ struct AppStoreTestNotificationCommand: AsyncParsableCommand {
 
     @OptionGroup var apple: AppStoreClientOptions
     @OptionGroup var database: DatabaseOptions
+
+    @OptionGroup var logging: LoggingOptions
 
     func run() async throws {
         try await apple.withLedger(database) { api, ledger, _ in

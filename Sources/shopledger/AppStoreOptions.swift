@@ -1,6 +1,7 @@
 import AppStoreServerAPI
 import ArgumentParser
 import Foundation
+import ShopServer
 
 /// The App Store Server API's settings: each a flag, or a `SHOPLEDGER_APP_STORE_*` environment variable
 /// when the flag is absent. With none of key file, key id and issuer id set the API is not configured.
@@ -52,17 +53,30 @@ struct AppStoreOptions: ParsableArguments {
                 "the App Store Server API needs all of --app-store-key-file, --app-store-key-id and --app-store-issuer-id"
             )
         }
-        let environmentName = (environment ?? Environment.string("SHOPLEDGER_APP_STORE_ENVIRONMENT") ?? "production")
-            .lowercased()
+        let choices = ["production", "sandbox"]
+        let environmentName: String
+        if let environment {
+            guard let choice = try? SettingValue.choice(environment, among: choices) else {
+                throw ValidationError("--app-store-environment must be production or sandbox")
+            }
+            environmentName = choice
+        } else {
+            environmentName =
+                try Environment.choice("SHOPLEDGER_APP_STORE_ENVIRONMENT", among: choices) ?? "production"
+        }
         guard let environment = AppStoreServerAPIConfiguration.Environment(rawValue: environmentName) else {
             throw ValidationError("--app-store-environment must be production or sandbox")
         }
         let key: SigningKey
-        try SecretFile.checkPrivate(keyFile, what: "the in-app purchase key")
+        // A file named by the variable is named with it, as a bad flag is named.
+        let what =
+            self.keyFile == nil ? "the in-app purchase key (SHOPLEDGER_APP_STORE_KEY_FILE)" : "the in-app purchase key"
+        try SecretFile.checkPrivate(keyFile, what: what)
         do {
             key = try SigningKey(contentsOfFile: keyFile)
         } catch {
-            throw ValidationError(error.message)
+            throw ValidationError(
+                self.keyFile == nil ? "SHOPLEDGER_APP_STORE_KEY_FILE: \(error.message)" : error.message)
         }
         let configuration = AppStoreServerAPIConfiguration(
             signingKey: key, keyId: keyId, issuerId: issuerId, bundleId: bundleId, environment: environment,

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ShopServer
 
-/// Logging set-up for the CLI: to standard error, level from `SHOPLEDGER_LOG_LEVEL` (default info).
+/// Logging set-up for the CLI: to standard error, level from `SHOPLEDGER_LOG_LEVEL` (default info), as
+/// text or JSON lines (`--log-format`, `SHOPLEDGER_LOG_FORMAT`; default text).
 ///
 /// `LOG_LEVEL`, the name before every variable took the `SHOPLEDGER_` prefix, is still read (with a
 /// deprecation warning) so existing deployments keep their level; a value that is no level stops the
@@ -39,13 +41,42 @@ enum CommandLogging {
         return level
     }
 
-    /// Sets up logging from the environment; throws when the level variable holds no level.
-    static func bootstrap() throws {
+    static let formatVariable = "SHOPLEDGER_LOG_FORMAT"
+
+    /// The format `arguments` (`--log-format`, read before the command is parsed, since logging is set
+    /// up first) or the environment ask for; text unless either says json. A `--log-format` value that is
+    /// no format is left to the parser to refuse.
+    static func format(arguments: [String]) throws -> LogFormat {
+        var flag: String?
+        var arguments = arguments.makeIterator()
+        while let argument = arguments.next(), argument != "--" {
+            if argument == "--log-format" {
+                flag = arguments.next()
+            } else if argument.hasPrefix("--log-format=") {
+                flag = String(argument.dropFirst("--log-format=".count))
+            }
+        }
+        if let format = flag.flatMap(LogFormat.init(rawValue:)) { return format }
+        let choice = try Environment.choice(formatVariable, among: LogFormat.allCases.map(\.rawValue))
+        return choice.flatMap(LogFormat.init(rawValue:)) ?? .text
+    }
+
+    /// Sets up logging from the environment and `--log-format`; throws when the level or the format
+    /// variable holds no level or format.
+    static func bootstrap(arguments: [String] = Array(CommandLine.arguments.dropFirst())) throws {
         let (level, warning) = try level(in: ProcessInfo.processInfo.environment)
+        let format = try format(arguments: arguments)
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            switch format {
+            case .text:
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            case .json:
+                var handler = JSONLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
         }
         if let warning { logger().warning("\(warning)") }
     }
@@ -53,4 +84,19 @@ enum CommandLogging {
     static func logger(_ label: String = "shopledger") -> Logger {
         Logger(label: label)
     }
+}
+
+/// How log lines are written: `text` (swift-log's standard lines) or `json` (one object per line).
+enum LogFormat: String, CaseIterable, ExpressibleByArgument {
+    case text, json
+}
+
+/// `--log-format`, on every command that logs. `CommandLogging.bootstrap` reads it from the arguments
+/// before they are parsed; declaring it here lets the parser accept it, refuse a bad value, and list it
+/// in `--help`.
+struct LoggingOptions: ParsableArguments {
+    @Option(
+        name: .customLong("log-format"),
+        help: "Log lines as text, or as json (one object per line). Default: $SHOPLEDGER_LOG_FORMAT or text")
+    var logFormat: LogFormat?
 }

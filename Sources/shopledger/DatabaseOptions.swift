@@ -43,10 +43,8 @@ struct DatabaseOptions: ParsableArguments {
     var deadPeerTimeout: Double?
 
     func validate() throws {
-        if let dbPort, !(1...65535).contains(dbPort) { throw ValidationError("--db-port must be between 1 and 65535") }
-        if let poolSize, !(1...200).contains(poolSize) {
-            throw ValidationError("--pool-size must be between 1 and 200")
-        }
+        _ = try Setting.integer(dbPort, "--db-port", "SHOPLEDGER_DB_PORT", in: 1...65535)
+        _ = try resolvedPoolSize
         _ = try sessionTimeouts(serving: true)
     }
 
@@ -69,14 +67,13 @@ struct DatabaseOptions: ParsableArguments {
     private static func seconds(
         _ flag: Double?, _ variable: String, default fallback: Double, name: String
     ) throws -> Duration? {
-        let value = flag ?? Environment.string(variable).map { Double($0) ?? .nan } ?? fallback
-        guard value.isFinite, value >= 0, value <= 86_400 else {
-            throw ValidationError("\(name) (or \(variable)) must be a number of seconds between 0 and 86400")
-        }
+        let value = try Setting.seconds(flag, name, variable, in: 0...86_400) ?? fallback
         return value == 0 ? nil : .milliseconds(Int64((value * 1000).rounded()))
     }
 
-    var resolvedPoolSize: Int { get throws { try poolSize ?? Environment.int("SHOPLEDGER_POOL_SIZE") ?? 8 } }
+    var resolvedPoolSize: Int {
+        get throws { try Setting.integer(poolSize, "--pool-size", "SHOPLEDGER_POOL_SIZE", in: 1...200) ?? 8 }
+    }
 
     /// The private cluster, when no database URL is configured.
     func localCluster(logger: Logger) throws -> LocalPostgres? {
@@ -94,7 +91,7 @@ struct DatabaseOptions: ParsableArguments {
 
     /// The private cluster under `privateFolder(dataDir)`, on `port` or `$SHOPLEDGER_DB_PORT` or 54320.
     static func privateCluster(dataDir: String?, port: Int?, logger: Logger) throws -> LocalPostgres {
-        let port = try port ?? Environment.int("SHOPLEDGER_DB_PORT") ?? 54320
+        let port = try Setting.integer(port, "--db-port", "SHOPLEDGER_DB_PORT", in: 1...65535) ?? 54320
         return try LocalPostgres(
             options: .init(dataDirectory: privateFolder(dataDir) + "/postgres", port: port), logger: logger)
     }
@@ -214,29 +211,5 @@ private struct DatabaseConnection {
             throw error
         }
         await admin.shutdown()
-    }
-}
-
-/// `SHOPLEDGER_*` environment variables, read in one place.
-enum Environment {
-    static func string(_ name: String) -> String? {
-        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else { return nil }
-        return value
-    }
-
-    /// The variable as an integer; nil when unset; a `ValidationError` when set to anything else (a
-    /// `SHOPLEDGER_PORT=abc` must stop the start, not fall back to the default).
-    static func int(_ name: String) throws -> Int? {
-        guard let text = string(name) else { return nil }
-        guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else {
-            throw ValidationError("\(name) must be an integer, got \(text.prefix(40).debugDescription)")
-        }
-        return value
-    }
-
-    /// `1`, `true` or `yes` (any case) turn a switch on.
-    static func flag(_ name: String) -> Bool {
-        guard let value = string(name)?.lowercased() else { return false }
-        return ["1", "true", "yes"].contains(value)
     }
 }

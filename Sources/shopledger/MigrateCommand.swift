@@ -16,6 +16,8 @@ struct MigrateCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     // Only the status has a JSON form: migrating prints one line for people, and its exit status says it all.
     func validate() throws {
         if json && !status { throw ValidationError("--json goes with --status.") }

@@ -20,6 +20,8 @@ struct ReconcileCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     @Flag(help: "Print the report as JSON.")
     var json = false
 

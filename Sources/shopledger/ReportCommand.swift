@@ -139,6 +139,8 @@ struct DailyReportCommand: AsyncParsableCommand {
     @OptionGroup var output: ReportOutputOptions
     @OptionGroup var database: DatabaseOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     func validate() throws {
         if let date { try ReportDates.check(date, "--date") }
     }
@@ -172,6 +174,8 @@ struct RangeReportCommand: AsyncParsableCommand {
 
     @OptionGroup var output: ReportOutputOptions
     @OptionGroup var database: DatabaseOptions
+
+    @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         try ReportDates.check(from, "--from")

@@ -39,6 +39,8 @@ struct SeedCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     func validate() throws {
         do {
             try configuration().validate()

@@ -16,6 +16,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
         let logger = CommandLogging.logger()
         var configuration = try server.configuration()

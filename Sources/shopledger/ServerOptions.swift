@@ -184,67 +184,67 @@ struct ServerOptions: ParsableArguments {
     )
     var trustedProxy: [String] = []
 
-    /// The configuration these settings describe, checked; a `ValidationError` names what cannot work.
+    /// The configuration these settings describe, checked; a `ValidationError` names what cannot work
+    /// (the flag, or the variable when the value came from the environment).
     func configuration() throws -> ServerConfiguration {
         var receipts = try verifier.configuration()
-        receipts.acceptsStubReceipts = stubReceipts || Environment.flag("SHOPLEDGER_STUB_RECEIPTS")
+        receipts.acceptsStubReceipts = try Setting.toggle(stubReceipts, "SHOPLEDGER_STUB_RECEIPTS")
         receipts.stubSecret = try StubSecret.read(file: stubSecretFile)
 
         let auth = AuthConfiguration(
             firebaseProjectId: firebaseProject ?? Environment.string("SHOPLEDGER_FIREBASE_PROJECT"),
-            googleCertificatesPath: googleCertificates ?? Environment.string("SHOPLEDGER_GOOGLE_CERTS"),
-            googleCertificatesURL: googleCertificatesURL ?? Environment.string("SHOPLEDGER_GOOGLE_CERTS_URL"),
-            acceptsDevelopmentTokens: devAuth || Environment.flag("SHOPLEDGER_DEV_AUTH"),
+            googleCertificatesPath: try googleCertificates ?? Self.existingFile("SHOPLEDGER_GOOGLE_CERTS"),
+            googleCertificatesURL: try checkedGoogleCertificatesURL(),
+            acceptsDevelopmentTokens: try Setting.toggle(devAuth, "SHOPLEDGER_DEV_AUTH"),
             adminToken: try adminToken(),
             adminLabel: adminLabel ?? Environment.string("SHOPLEDGER_ADMIN_LABEL") ?? "admin")
 
-        var syncInterval: Duration?
-        if let seconds = appStoreSyncInterval
-            ?? Environment.string("SHOPLEDGER_APP_STORE_SYNC_INTERVAL").map({ Double($0) ?? .nan })
-        {
-            guard seconds.isFinite, seconds >= 1, seconds <= 7 * 24 * 3600 else {
-                throw ValidationError("--app-store-sync-interval must be a number of seconds between 1 and 604800")
-            }
-            syncInterval = .milliseconds(Int64((seconds * 1000).rounded()))
-        }
+        let syncInterval = try Setting.seconds(
+            appStoreSyncInterval, "--app-store-sync-interval", "SHOPLEDGER_APP_STORE_SYNC_INTERVAL",
+            in: 1...604_800
+        ).map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
 
         let configuration = ServerConfiguration(
             host: host ?? Environment.string("SHOPLEDGER_HOST") ?? "127.0.0.1",
-            port: try port ?? Environment.int("SHOPLEDGER_PORT") ?? 8080,
-            bodyLimit: try bodyLimit ?? Environment.int("SHOPLEDGER_BODY_LIMIT")
+            port: try Setting.integer(port, "--port", "SHOPLEDGER_PORT", in: 0...65535) ?? 8080,
+            bodyLimit: try Setting.integer(bodyLimit, "--body-limit", "SHOPLEDGER_BODY_LIMIT", in: 1024...(64 << 20))
                 ?? ServerConfiguration.defaultBodyLimit,
-            requestTimeout: try seconds(
-                requestTimeout, "SHOPLEDGER_REQUEST_TIMEOUT", default: 10, name: "--request-timeout"),
-            shutdownGracePeriod: try seconds(
-                shutdownGrace, "SHOPLEDGER_SHUTDOWN_GRACE", default: 10, name: "--shutdown-grace"),
+            requestTimeout: try Setting.duration(
+                requestTimeout, "--request-timeout", "SHOPLEDGER_REQUEST_TIMEOUT", in: 0.001...600, default: 10),
+            shutdownGracePeriod: try Setting.duration(
+                shutdownGrace, "--shutdown-grace", "SHOPLEDGER_SHUTDOWN_GRACE", in: 0...600, default: 10),
             auth: auth,
             receipts: receipts,
-            notificationSweepInterval: try seconds(
-                notificationSweepInterval, "SHOPLEDGER_NOTIFICATION_SWEEP_INTERVAL", default: 30,
-                name: "--notification-sweep-interval"),
-            firstPurchaseCatchUpInterval: try seconds(
-                firstPurchaseCatchUpInterval, "SHOPLEDGER_FIRST_PURCHASE_CATCH_UP_INTERVAL", default: 30,
-                name: "--first-purchase-catch-up-interval"),
+            notificationSweepInterval: try Setting.duration(
+                notificationSweepInterval, "--notification-sweep-interval", "SHOPLEDGER_NOTIFICATION_SWEEP_INTERVAL",
+                in: 0.01...600, default: 30),
+            firstPurchaseCatchUpInterval: try Setting.duration(
+                firstPurchaseCatchUpInterval, "--first-purchase-catch-up-interval",
+                "SHOPLEDGER_FIRST_PURCHASE_CATCH_UP_INTERVAL", in: 0.01...600, default: 30),
             appStoreAPI: try appStore.configuration(bundleId: receipts.bundleId),
             appStoreSyncInterval: syncInterval,
-            appStorePriceBudget: try seconds(
-                appStorePriceBudget, "SHOPLEDGER_APP_STORE_PRICE_BUDGET", default: 3, name: "--app-store-price-budget"),
-            appStoreRestoreBudget: try seconds(
-                appStoreRestoreBudget, "SHOPLEDGER_APP_STORE_RESTORE_BUDGET", default: 6,
-                name: "--app-store-restore-budget"),
-            allowsDevelopmentOnPublicAddress: allowDevelopmentOnPublicAddress
-                || Environment.flag("SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS"),
-            googleCertificatesCheckInterval: try seconds(
-                googleCertificatesCheckInterval, "SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL", default: 60,
-                name: "--google-certs-check-interval"),
+            appStorePriceBudget: try Setting.duration(
+                appStorePriceBudget, "--app-store-price-budget", "SHOPLEDGER_APP_STORE_PRICE_BUDGET", in: 0.1...600,
+                default: 3),
+            appStoreRestoreBudget: try Setting.duration(
+                appStoreRestoreBudget, "--app-store-restore-budget", "SHOPLEDGER_APP_STORE_RESTORE_BUDGET",
+                in: 0.1...600, default: 6),
+            allowsDevelopmentOnPublicAddress: try Setting.toggle(
+                allowDevelopmentOnPublicAddress, "SHOPLEDGER_ALLOW_DEVELOPMENT_ON_PUBLIC_ADDRESS"),
+            googleCertificatesCheckInterval: try Setting.duration(
+                googleCertificatesCheckInterval, "--google-certs-check-interval",
+                "SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL", in: 0.01...600, default: 60),
             metricsToken: try secret(
                 file: metricsTokenFile, variable: "SHOPLEDGER_METRICS_TOKEN", what: "the metrics token"),
-            verificationThreads: try verificationThreads ?? Environment.int("SHOPLEDGER_VERIFICATION_THREADS")
+            verificationThreads: try Setting.integer(
+                verificationThreads, "--verification-threads", "SHOPLEDGER_VERIFICATION_THREADS", in: 1...256)
                 ?? ProcessInfo.processInfo.activeProcessorCount,
             maxConnections: try OpenFileLimit.connectionLimit(
-                requested: maxConnections ?? Environment.int("SHOPLEDGER_MAX_CONNECTIONS"),
+                requested: Setting.integer(
+                    maxConnections, "--max-connections", "SHOPLEDGER_MAX_CONNECTIONS", in: 1...1_000_000),
                 default: ServerConfiguration.defaultMaxConnections),
-            idleTimeout: try seconds(idleTimeout, "SHOPLEDGER_IDLE_TIMEOUT", default: 15, name: "--idle-timeout"),
+            idleTimeout: try Setting.duration(
+                idleTimeout, "--idle-timeout", "SHOPLEDGER_IDLE_TIMEOUT", in: 0.1...3600, default: 15),
             restoreLimit: try Self.rateLimit(
                 restoreLimit, "SHOPLEDGER_RESTORE_LIMIT", default: ServerConfiguration.defaultRestoreLimit,
                 name: "--restore-limit"),
@@ -262,6 +262,16 @@ struct ServerOptions: ParsableArguments {
         return configuration
     }
 
+    /// The path `variable` names, refused naming the variable when no readable file is there (a flag's
+    /// file is checked, and named, where it is read).
+    private static func existingFile(_ variable: String) throws -> String? {
+        guard let path = Environment.string(variable) else { return nil }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ValidationError("\(variable) names \(path.prefix(200).debugDescription), which is no readable file")
+        }
+        return path
+    }
+
     /// A secret from `file` (trimmed; private to its owner), or the `variable` itself when no file is given.
     private func secret(file: String?, variable: String, what: String) throws -> String? {
         guard let file else { return Environment.string(variable) }
@@ -276,7 +286,7 @@ struct ServerOptions: ParsableArguments {
         guard let text = flag ?? Environment.string(variable) else { return fallback }
         guard let limit = RateLimit(parsing: text) else {
             throw ValidationError(
-                "\(name) (or \(variable)) must be COUNT/SECONDS (e.g. 10/3600: ten, then one every 6 minutes) or off, "
+                "\(flag == nil ? variable : name) must be COUNT/SECONDS (e.g. 10/3600: ten, then one every 6 minutes) or off, "
                     + "got \(text.prefix(40).debugDescription)")
         }
         return limit
@@ -295,18 +305,21 @@ struct ServerOptions: ParsableArguments {
         }
     }
 
-    /// The certificates of the files given as flags, else of those `variable` lists (comma-separated);
-    /// nil when neither names any (the built-in root stays).
-    private func adminToken() throws -> String? {
-        try secret(file: adminTokenFile, variable: "SHOPLEDGER_ADMIN_TOKEN", what: "the admin token")
+    /// `--google-certs-url`, else `SHOPLEDGER_GOOGLE_CERTS_URL`, checked before anything is fetched.
+    private func checkedGoogleCertificatesURL() throws -> String? {
+        let fromFlag = googleCertificatesURL != nil
+        guard let url = googleCertificatesURL ?? Environment.string("SHOPLEDGER_GOOGLE_CERTS_URL") else { return nil }
+        do {
+            try GoogleCertificateFetcher.validate(url: url)
+        } catch {
+            throw ValidationError(
+                "\(fromFlag ? "--google-certs-url" : "SHOPLEDGER_GOOGLE_CERTS_URL"): \(error.description)")
+        }
+        return url
     }
 
-    private func seconds(_ flag: Double?, _ variable: String, default fallback: Double, name: String) throws -> Duration
-    {
-        let value = flag ?? Environment.string(variable).map { Double($0) ?? .nan } ?? fallback
-        guard value.isFinite, value >= 0, value <= 600 else {
-            throw ValidationError("\(name) (or \(variable)) must be a number of seconds between 0 and 600")
-        }
-        return .milliseconds(Int64((value * 1000).rounded()))
+    /// The admin token, from `--admin-token-file` or `SHOPLEDGER_ADMIN_TOKEN`.
+    private func adminToken() throws -> String? {
+        try secret(file: adminTokenFile, variable: "SHOPLEDGER_ADMIN_TOKEN", what: "the admin token")
     }
 }

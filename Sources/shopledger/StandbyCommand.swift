@@ -28,9 +28,8 @@ struct StandbyOptions: ParsableArguments {
     static let standbyName = "shopledger_standby"
 
     func validate() throws {
-        for port in [dbPort, standbyPort].compactMap({ $0 }) where !(1...65535).contains(port) {
-            throw ValidationError("--db-port and --standby-port must be between 1 and 65535")
-        }
+        _ = try Setting.integer(dbPort, "--db-port", "SHOPLEDGER_DB_PORT", in: 1...65535)
+        _ = try Setting.integer(standbyPort, "--standby-port", "SHOPLEDGER_STANDBY_PORT", in: 1...65535)
     }
 
     func primary(logger: Logger) throws -> LocalPostgres {
@@ -41,7 +40,7 @@ struct StandbyOptions: ParsableArguments {
     /// reads from being vacuumed away under it (fewer recovery conflicts, at the price of bloat on the
     /// primary while a report runs).
     func standby(logger: Logger) throws -> LocalPostgres {
-        let port = try standbyPort ?? Environment.int("SHOPLEDGER_STANDBY_PORT") ?? 54321
+        let port = try Setting.integer(standbyPort, "--standby-port", "SHOPLEDGER_STANDBY_PORT", in: 1...65535) ?? 54321
         return try LocalPostgres(
             options: .init(
                 dataDirectory: DatabaseOptions.privateFolder(dataDir) + "/standby", port: port,
@@ -108,6 +107,8 @@ struct StandbyStartCommand: AsyncParsableCommand {
 
     @OptionGroup var options: StandbyOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     @Flag(
         help:
             "Make it a synchronous standby: the primary's commits wait until the standby has the WAL (an acknowledged purchase survives the primary's loss). While it is down, commits wait: `standby stop` turns this off first."
@@ -148,6 +149,8 @@ struct StandbyStopCommand: AsyncParsableCommand {
 
     @OptionGroup var options: StandbyOptions
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
         let logger = CommandLogging.logger()
         if let primary = try await options.primary(logger: logger).attach() {
@@ -169,6 +172,8 @@ struct StandbyStatusCommand: AsyncParsableCommand {
         commandName: "status", abstract: "Say how far the standby is behind the primary.")
 
     @OptionGroup var options: StandbyOptions
+
+    @OptionGroup var logging: LoggingOptions
 
     @Flag(help: "Print the status as JSON.")
     var json = false

@@ -37,8 +37,10 @@ struct VerifierOptions: ParsableArguments {
     func configuration() throws -> VerifierConfiguration {
         var receipts = VerifierConfiguration(
             bundleId: bundleId ?? Environment.string("SHOPLEDGER_BUNDLE_ID") ?? ServerConfiguration.defaultBundleId)
-        if let list = environments ?? Environment.string("SHOPLEDGER_ENVIRONMENTS") {
-            receipts.acceptedEnvironments = try Self.environments(list)
+        if let environments {
+            receipts.acceptedEnvironments = try Self.environments(environments, name: "--environments")
+        } else if let list = Environment.string("SHOPLEDGER_ENVIRONMENTS") {
+            receipts.acceptedEnvironments = try Self.environments(list, name: "SHOPLEDGER_ENVIRONMENTS")
         }
         if let roots = try Self.roots(rootCertificateFiles, variable: "SHOPLEDGER_ROOT_CERTS", what: "root certificate")
         {
@@ -52,22 +54,37 @@ struct VerifierOptions: ParsableArguments {
         return receipts
     }
 
-    /// `--environments`: a comma-separated list of App Store environments (`Production,Sandbox`).
-    static func environments(_ list: String) throws -> Set<StoreEnvironment> {
+    /// The environments `--environments` may name.
+    static let knownEnvironments: [StoreEnvironment] = [.production, .sandbox, .xcode, .localTesting, .stub]
+
+    /// `--environments`: a comma-separated list of App Store environments (`Production,Sandbox`), each
+    /// one of ``knownEnvironments`` (any case); `name` (the flag or the variable) names a bad one.
+    static func environments(_ list: String, name: String = "--environments") throws -> Set<StoreEnvironment> {
         let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard !names.isEmpty else { throw ValidationError("--environments lists no environment") }
-        return Set(names.map(StoreEnvironment.init(rawValue:)))
+        guard !names.isEmpty else { throw ValidationError("\(name) lists no environment") }
+        var environments: Set<StoreEnvironment> = []
+        for text in names {
+            do {
+                let choice = try SettingValue.choice(text, among: knownEnvironments.map(\.rawValue))
+                environments.insert(StoreEnvironment(rawValue: choice))
+            } catch {
+                throw ValidationError("\(name): each environment \(error)")
+            }
+        }
+        return environments
     }
 
     static func roots(_ files: [String], variable: String, what: String) throws -> [RootCertificate]? {
         let paths = files.isEmpty ? (Environment.string(variable)?.split(separator: ",").map(String.init) ?? []) : files
         guard !paths.isEmpty else { return nil }
+        // A file the variable names is named with it, as a bad flag is named.
+        let source = files.isEmpty ? "\(variable): " : ""
         var roots: [RootCertificate] = []
         for path in paths {
             do {
                 roots += try RootCertificate.load(contentsOfFile: path)
             } catch {
-                throw ValidationError("\(what) \(path): \(error)")
+                throw ValidationError("\(source)\(what) \(path): \(error)")
             }
         }
         return roots

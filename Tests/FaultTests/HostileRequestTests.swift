@@ -226,8 +226,8 @@ struct HostileRequestTests {
             ([], ["SHOPLEDGER_ADMIN_TOKEN": "short"], "at least 16 bytes"),
             ([], ["SHOPLEDGER_PORT": "abc"], "SHOPLEDGER_PORT must be an integer"),
             (["--restore-limit", "lots"], [:], "--restore-limit"),
-            (["--idle-timeout", "0"], [:], "idle timeout"),
-            (["--max-connections", "0"], [:], "connection limit"),
+            (["--idle-timeout", "0"], [:], "--idle-timeout must be a number of seconds between 0.1 and 3600"),
+            (["--max-connections", "0"], [:], "--max-connections must be an integer between 1 and 1000000"),
             (
                 ["--trusted-proxy", "10.0.0.1", "--trusted-proxy", "nginx.internal"], [:],
                 "--trusted-proxy: \"nginx.internal\""

@@ -85,6 +85,11 @@ struct PurchaseStoryTests {
                 }
                 let me = try await client.api(.get, "/api/v1/me", uid: "s1")
                 #expect((me.json["owned"] as? [String: [Int]])?["faces"] == [0])
+                // /metrics counts the sweeps and what they applied.
+                let metrics = try await client.send(.get, "/metrics").body
+                #expect(metrics.contains("shop_notification_sweep_applied_total 1\n"), "\(metrics)")
+                #expect(metrics.contains("shop_notification_sweep_failures_total 0\n"), "\(metrics)")
+                #expect(metrics.contains(#"shop_notification_sweeps_total{result="ok"}"#), "\(metrics)")
             }
             #expect(try await Reconciler(client: db.client).run().passed)
         }

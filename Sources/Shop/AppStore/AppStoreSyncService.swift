@@ -13,12 +13,17 @@ package struct AppStoreSyncService: Service {
     let interval: Duration
     let firstLookBack: TimeInterval
     let logger: Logger
+    let counters: (any AppStoreSyncCounters)?
 
-    package init(synchronizer: AppStoreSynchronizer, interval: Duration, firstLookBack: TimeInterval, logger: Logger) {
+    package init(
+        synchronizer: AppStoreSynchronizer, interval: Duration, firstLookBack: TimeInterval, logger: Logger,
+        counters: (any AppStoreSyncCounters)? = nil
+    ) {
         self.synchronizer = synchronizer
         self.interval = interval
         self.firstLookBack = firstLookBack
         self.logger = logger
+        self.counters = counters
     }
 
     /// How far each run looks back before the previous run's start.
@@ -31,12 +36,14 @@ package struct AppStoreSyncService: Service {
                 let started = Date()
                 do {
                     let report = try await synchronizer.sync(since: since, until: started)
+                    counters?.recordAppStoreSync(report, finishedAt: Date())
                     log(report)
                     since = Self.nextSince(after: report, since: since, started: started)
                 } catch is CancellationError {
                     break
                 } catch {
                     // The synchronizer throws only on cancellation; anything else keeps `since`, asked again.
+                    counters?.recordAppStoreSync(nil, finishedAt: Date())
                     logger.warning("App Store sync failed; will try again", metadata: ["error": "\(error)"])
                 }
                 try? await Task.sleep(for: interval)
@@ -63,4 +70,11 @@ package struct AppStoreSyncService: Service {
         metadata["asked_again"] = "\(report.notificationHistoryIncomplete.map(\.rawValue).sorted())"
         logger.warning("App Store sync: some of it failed; the next run tries again", metadata: metadata)
     }
+}
+
+/// Counts the App Store sync's runs (ShopServer's metrics conform), as ``PurchaseCounters`` counts
+/// purchases: Shop does not depend on the metrics.
+package protocol AppStoreSyncCounters: Sendable {
+    /// A run that ended: `report` says what it applied and what failed; nil when it threw.
+    func recordAppStoreSync(_ report: AppStoreSynchronizer.Report?, finishedAt: Date)
 }

@@ -88,6 +88,13 @@ public final class ShopMetrics: Sendable {
         return buffer
     }
 
+    /// The registry as it stands, without reading the scrape-time gauges (tests).
+    func registryText() -> [UInt8] {
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        return buffer
+    }
+
     private static var requests: MetricNameDescriptor {
         MetricNameDescriptor(
             metricName: "http_requests", unitName: "total",

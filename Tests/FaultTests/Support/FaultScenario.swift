@@ -47,13 +47,14 @@ final class FaultScenario: Sendable {
 
     /// Starts `shopledger serve` on this scenario's cluster (or `databaseURL`) and waits until it is ready.
     func startServer(
-        port: Int? = nil, databaseURL: String? = nil, options: [String] = [], logLevel: String = "notice"
+        port: Int? = nil, databaseURL: String? = nil, options: [String] = [], logLevel: String = "notice",
+        environment: [String: String] = [:]
     ) async throws
         -> ServerProcess
     {
         let server = try await ServerProcess.start(
-            databaseURL: databaseURL ?? cluster.url, folder: folder, port: port, options: options, http: http,
-            logLevel: logLevel)
+            databaseURL: databaseURL ?? cluster.url, folder: folder, port: port, options: options,
+            environment: environment, http: http, logLevel: logLevel)
         servers.withLock { $0.append(server) }
         return server
     }

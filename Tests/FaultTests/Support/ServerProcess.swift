@@ -35,9 +35,11 @@ struct ServerProcess: Sendable {
     ///
     /// - Parameters:
     ///   - options: extra flags (`--shutdown-grace`, `--request-timeout`, ...).
+    ///   - environment: variables added to (or replacing) the usual ones (`SHOPLEDGER_LOG_LEVEL`, ...).
     ///   - logLevel: `SHOPLEDGER_LOG_LEVEL`; `info` writes a line per request.
     static func start(
-        databaseURL: String, folder: String, port: Int? = nil, options: [String] = [], http: FaultHTTP,
+        databaseURL: String, folder: String, port: Int? = nil, options: [String] = [],
+        environment: [String: String] = [:], http: FaultHTTP,
         readyWithin: Duration = .seconds(60), logLevel: String = "notice"
     ) async throws -> ServerProcess {
         let port = try port ?? TestCluster.freePort()
@@ -54,9 +56,10 @@ struct ServerProcess: Sendable {
             ] + options
         let child = try Spawned.start(
             command,
-            environment: Spawned.environment([
-                "SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret, "SHOPLEDGER_LOG_LEVEL": logLevel,
-            ]),
+            environment: Spawned.environment(
+                ["SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret, "SHOPLEDGER_LOG_LEVEL": logLevel].merging(
+                    environment
+                ) { $1 }),
             logPath: folder + "/server.log")
         FaultResources.register(server: child.pid, folder: folder)
         let server = ServerProcess(child: child, port: port, folder: folder, baseURL: "http://127.0.0.1:\(port)")
