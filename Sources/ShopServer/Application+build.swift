@@ -129,7 +129,9 @@ func shopApplication(
             services.append(
                 GoogleCertificateRefresher(
                     store: certificates, fetcher: GoogleCertificateFetcher(url: url),
-                    minimumInterval: configuration.googleCertificatesCheckInterval, logger: logger))
+                    minimumInterval: configuration.googleCertificatesCheckInterval, logger: logger, metrics: metrics))
+            // The fetch before the start brought the keys in use.
+            metrics.recordGoogleCertificateFetch(ok: true)
         } else {
             services.append(
                 GoogleCertificateWatcher(

@@ -16,6 +16,8 @@ struct GoogleCertificateRefresher: Service {
     let fetcher: GoogleCertificateFetcher
     let minimumInterval: Duration
     let logger: Logger
+    /// Counts fetches (`/metrics`); the fetch at start is counted by the application it starts.
+    var metrics: ShopMetrics?
 
     /// When to fetch again after an answer fresh for `freshness`: its whole lifetime, bounded.
     static func nextFetch(after freshness: Duration?, minimumInterval: Duration) -> Duration {
@@ -69,6 +71,7 @@ struct GoogleCertificateRefresher: Service {
     private func refresh(because reason: String) async -> Duration? {
         do {
             let fetched = try await fetcher.fetch()
+            metrics?.recordGoogleCertificateFetch(ok: true)
             let before = store.certificates.keyIDs
             store.replace(with: fetched.certificates)
             let after = fetched.certificates.keyIDs
@@ -82,6 +85,7 @@ struct GoogleCertificateRefresher: Service {
                 ])
             return fetched.freshFor ?? Self.defaultFreshness
         } catch {
+            metrics?.recordGoogleCertificateFetch(ok: false)
             logger.warning(
                 "cannot fetch Google's certificates; keeping the keys in use",
                 metadata: ["reason": "\(reason)", "error": "\(error.description)"])

@@ -66,6 +66,12 @@ final class FakeGoogleCertificates: Sendable {
 struct CertificateFetchTests {
     static let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
+    /// The value of the metric line that starts with `series` (name and labels).
+    static func value(_ series: String, in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }
+            .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
+    }
+
     static func withFetchingServer(
         _ google: FakeGoogleCertificates, minimumInterval: Duration, logs: LogRecorder,
         _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
@@ -139,6 +145,16 @@ struct CertificateFetchTests {
             #expect(
                 logs.messages.contains { $0.contains("keeping the keys in use") && $0.contains("HTTP 500") },
                 "\(logs.messages.suffix(5))")
+
+            let metrics = try await client.send(.get, "/metrics").body
+            // The fetch at start, and maybe one before the 500s began.
+            let fetched = Self.value(#"shop_google_certificates_fetches_total{result="ok"}"#, in: metrics)
+            #expect((fetched ?? 0) >= 1, "\(metrics)")
+            let failures = Self.value(#"shop_google_certificates_fetches_total{result="failed"}"#, in: metrics)
+            #expect((failures ?? 0) >= 2, "each failed fetch is counted")
+            let lastSuccess = try #require(
+                Self.value("shop_google_certificates_last_success_timestamp_seconds", in: metrics))
+            #expect(abs(lastSuccess - Date().timeIntervalSince1970) < 60, "the fetch at start")
 
             google.serve(Data("{\"kid-broken\": \"not a certificate\"}".utf8))
             google.answer(.ok)
