@@ -3,6 +3,7 @@
 #   make test   install what is missing, run every test against a throwaway PostgreSQL
 #   make test-faults   the reliability scenarios in full, then schemathesis (docs/reliability.md)
 #   make fuzz   coverage-guided fuzzing of the parsers and verifiers, FUZZ_SECONDS per target (docs/testing.md)
+#   make dist   the release artifact: dist/shopledger-<version>-linux-<arch>.tar.gz (deploy/README.md)
 
 SWIFT ?= swift
 HOST ?= 127.0.0.1
@@ -11,7 +12,7 @@ PORT ?= 8080
 FUZZ_SECONDS ?= 60
 FUZZ_FAULT_SECONDS ?= 120
 
-.PHONY: run test test-faults fuzz build bench deps deps-test clean lint
+.PHONY: run test test-faults fuzz build bench deps deps-test clean lint dist
 
 # Building and running need PostgreSQL's binaries, libpq and pkg-config only; the tests also need HAProxy,
 # zlib's headers (CZlib: only the ReportsTests target links it), Chromium and a Korean font.
@@ -23,6 +24,12 @@ deps-test:
 
 build: deps
 	$(SWIFT) build -c release --product shopledger
+
+# The release artifact (scripts/dist.sh): the binary built release with the Swift runtime linked in (its own
+# scratch folder, .build-dist), the systemd unit, the env example and the operator's README, in one tarball
+# under dist/ with its SHA-256. Prints the tarball's path.
+dist: deps
+	SWIFT=$(SWIFT) ./scripts/dist.sh
 
 # Development mode: dev:<uid> tokens and stub receipts are accepted (never in production).
 run: build
@@ -76,4 +83,4 @@ bench: deps
 	SWIFT=$(SWIFT) ./scripts/bench.sh
 
 clean:
-	rm -rf .build .shopledger
+	rm -rf .build .build-dist .shopledger dist
