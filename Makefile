@@ -50,6 +50,8 @@ SCALING_FAULTS = FaultTests.(SeveralServersTests|StandbyTests|FailoverTests)
 # The attacks (thousands of half-open connections, hostile proofs beside a load) run on their own too:
 # beside the others they pushed the hung-database scenario's 1-second bounds over (docs/security.md).
 HOSTILE_FAULTS = FaultTests.HostileRequestTests
+# The release artifact's checks need the tarball `make dist` builds (a release build: not in `make test`).
+RELEASE_ARTIFACT = FaultTests.ReleaseArtifactTests
 
 test: deps-test lint
 	$(SWIFT) build --build-tests
@@ -62,12 +64,15 @@ test: deps-test lint
 # `shopledger serve` killed with SIGKILL, PostgreSQL crashed, SIGTERM under load, with longer loads;
 # the storms and the mutation fuzzers again; then schemathesis against /openapi.yaml (installed from
 # PyPI when missing); then the libFuzzer targets for FUZZ_FAULT_SECONDS each (`make fuzz`, longer).
-# `swift build --build-tests` builds the shopledger binary the scenarios spawn.
+# `swift build --build-tests` builds the shopledger binary the scenarios spawn. The release artifact is
+# built (`make dist`) and checked unpacked on its own: its libraries, `migrate`, `serve`, the systemd unit.
 test-faults: deps-test
 	$(SWIFT) build --build-tests
-	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter 'FaultTests|StormTests|TruncationFuzzTests|MutationFuzzTests' --skip '$(SCALING_FAULTS)' --skip '$(HOSTILE_FAULTS)'
+	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter 'FaultTests|StormTests|TruncationFuzzTests|MutationFuzzTests' --skip '$(SCALING_FAULTS)' --skip '$(HOSTILE_FAULTS)' --skip '$(RELEASE_ARTIFACT)'
 	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter '$(HOSTILE_FAULTS)'
 	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter '$(SCALING_FAULTS)'
+	tarball=$$(SWIFT=$(SWIFT) ./scripts/dist.sh) && \
+	  SHOPLEDGER_FAULT_TESTS=all SHOPLEDGER_DIST_TARBALL="$$tarball" $(SWIFT) test --skip-build --filter '$(RELEASE_ARTIFACT)'
 	./scripts/fuzz-openapi.sh
 	SWIFT=$(SWIFT) FUZZ_SECONDS=$(FUZZ_FAULT_SECONDS) ./scripts/fuzz.sh
 

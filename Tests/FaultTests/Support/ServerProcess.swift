@@ -35,9 +35,11 @@ struct ServerProcess: Sendable {
     ///
     /// - Parameters:
     ///   - options: extra flags (`--shutdown-grace`, `--request-timeout`, ...).
+    ///   - binary: another `shopledger` than `binary()` (the release artifact's, unpacked).
+    ///   - environment: `SHOPLEDGER_*` settings (and others) on top of the scenario's.
     static func start(
         databaseURL: String, folder: String, port: Int? = nil, options: [String] = [], http: FaultHTTP,
-        readyWithin: Duration = .seconds(60)
+        readyWithin: Duration = .seconds(60), binary: String? = nil, environment: [String: String] = [:]
     ) async throws -> ServerProcess {
         let port = try port ?? TestCluster.freePort()
         let adminTokenFile = folder + "/admin-token"
@@ -45,17 +47,19 @@ struct ServerProcess: Sendable {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: adminTokenFile)
         let rootFile = folder + "/test-root.der"
         try Data(TestPKI.der(FaultFixtures.pki.root)).write(to: URL(fileURLWithPath: rootFile))
+        let executable = try binary ?? Self.binary()
         let command =
             [
-                try binary(), "serve", "--database-url", databaseURL, "--host", "127.0.0.1", "--port", String(port),
+                executable, "serve", "--database-url", databaseURL, "--host", "127.0.0.1", "--port", String(port),
                 "--dev-auth",
                 "--stub-receipts", "--root-cert", rootFile, "--admin-token-file", adminTokenFile, "--pool-size", "8",
             ] + options
         let child = try Spawned.start(
             command,
-            environment: Spawned.environment([
-                "SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret, "SHOPLEDGER_LOG_LEVEL": "notice",
-            ]),
+            environment: Spawned.environment(
+                ["SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret, "SHOPLEDGER_LOG_LEVEL": "notice"].merging(
+                    environment
+                ) { _, new in new }),
             logPath: folder + "/server.log")
         FaultResources.register(server: child.pid, folder: folder)
         let server = ServerProcess(child: child, port: port, folder: folder, baseURL: "http://127.0.0.1:\(port)")
