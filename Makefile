@@ -3,6 +3,7 @@
 #   make test   install what is missing, run every test against a throwaway PostgreSQL
 #   make test-faults   the reliability scenarios in full, then schemathesis (docs/reliability.md)
 #   make fuzz   coverage-guided fuzzing of the parsers and verifiers, FUZZ_SECONDS per target (docs/testing.md)
+#   make dist   the release artifact: dist/shopledger-<version>-linux-<arch>.tar.gz (deploy/README.md)
 
 SWIFT ?= swift
 HOST ?= 127.0.0.1
@@ -11,7 +12,7 @@ PORT ?= 8080
 FUZZ_SECONDS ?= 60
 FUZZ_FAULT_SECONDS ?= 120
 
-.PHONY: run test test-faults fuzz build bench deps deps-test clean lint
+.PHONY: run test test-faults fuzz build bench deps deps-test clean lint dist
 
 # Building and running need PostgreSQL's binaries, libpq and pkg-config only; the tests also need HAProxy,
 # zlib's headers (CZlib: only the ReportsTests target links it), Chromium and a Korean font.
@@ -23,6 +24,12 @@ deps-test:
 
 build: deps
 	$(SWIFT) build -c release --product shopledger
+
+# The release artifact (scripts/dist.sh): the binary built release with the Swift runtime linked in (its own
+# scratch folder, .build-dist), the systemd unit, the env example and the operator's README, in one tarball
+# under dist/ with its SHA-256. Prints the tarball's path.
+dist: deps
+	SWIFT=$(SWIFT) ./scripts/dist.sh
 
 # Development mode: dev:<uid> tokens and stub receipts are accepted (never in production).
 run: build
@@ -45,6 +52,8 @@ SCALING_FAULTS = FaultTests.(SeveralServersTests|TLSProxyTests|StandbyTests|Fail
 # The attacks (thousands of half-open connections, hostile proofs beside a load) run on their own too:
 # beside the others they pushed the hung-database scenario's 1-second bounds over (docs/security.md).
 HOSTILE_FAULTS = FaultTests.HostileRequestTests
+# The release artifact's checks need the tarball `make dist` builds (a release build: not in `make test`).
+RELEASE_ARTIFACT = FaultTests.ReleaseArtifactTests
 
 test: deps-test lint
 	$(SWIFT) build --build-tests
@@ -57,12 +66,15 @@ test: deps-test lint
 # `shopledger serve` killed with SIGKILL, PostgreSQL crashed, SIGTERM under load, with longer loads;
 # the storms and the mutation fuzzers again; then schemathesis against /openapi.yaml (installed from
 # PyPI when missing); then the libFuzzer targets for FUZZ_FAULT_SECONDS each (`make fuzz`, longer).
-# `swift build --build-tests` builds the shopledger binary the scenarios spawn.
+# `swift build --build-tests` builds the shopledger binary the scenarios spawn. The release artifact is
+# built (`make dist`) and checked unpacked on its own: its libraries, `migrate`, `serve`, the systemd unit.
 test-faults: deps-test
 	$(SWIFT) build --build-tests
-	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter 'FaultTests|StormTests|TruncationFuzzTests|MutationFuzzTests' --skip '$(SCALING_FAULTS)' --skip '$(HOSTILE_FAULTS)'
+	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter 'FaultTests|StormTests|TruncationFuzzTests|MutationFuzzTests' --skip '$(SCALING_FAULTS)' --skip '$(HOSTILE_FAULTS)' --skip '$(RELEASE_ARTIFACT)'
 	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter '$(HOSTILE_FAULTS)'
 	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter '$(SCALING_FAULTS)'
+	tarball=$$(SWIFT=$(SWIFT) ./scripts/dist.sh) && \
+	  SHOPLEDGER_FAULT_TESTS=all SHOPLEDGER_DIST_TARBALL="$$tarball" $(SWIFT) test --skip-build --filter '$(RELEASE_ARTIFACT)'
 	./scripts/fuzz-openapi.sh
 	SWIFT=$(SWIFT) FUZZ_SECONDS=$(FUZZ_FAULT_SECONDS) ./scripts/fuzz.sh
 
@@ -78,4 +90,4 @@ bench: deps
 	SWIFT=$(SWIFT) ./scripts/bench.sh
 
 clean:
-	rm -rf .build .shopledger
+	rm -rf .build .build-dist .shopledger dist

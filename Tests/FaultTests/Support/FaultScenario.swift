@@ -45,16 +45,18 @@ final class FaultScenario: Sendable {
         cluster.destroy()
     }
 
-    /// Starts `shopledger serve` on this scenario's cluster (or `databaseURL`) and waits until it is ready.
+    /// Starts `shopledger serve` on this scenario's cluster (or `databaseURL`) and waits until it is ready;
+    /// `binary` and `environment` as in `ServerProcess.start`.
     func startServer(
         port: Int? = nil, databaseURL: String? = nil, options: [String] = [], logLevel: String = "notice",
+        binary: String? = nil,
         environment: [String: String] = [:]
     ) async throws
         -> ServerProcess
     {
         let server = try await ServerProcess.start(
-            databaseURL: databaseURL ?? cluster.url, folder: folder, port: port, options: options,
-            environment: environment, http: http, logLevel: logLevel)
+            databaseURL: databaseURL ?? cluster.url, folder: folder, port: port, options: options, http: http,
+            binary: binary, environment: environment, logLevel: logLevel)
         servers.withLock { $0.append(server) }
         return server
     }

@@ -35,12 +35,13 @@ struct ServerProcess: Sendable {
     ///
     /// - Parameters:
     ///   - options: extra flags (`--shutdown-grace`, `--request-timeout`, ...).
-    ///   - environment: variables added to (or replacing) the usual ones (`SHOPLEDGER_LOG_LEVEL`, ...).
+    ///   - binary: another `shopledger` than `binary()` (the release artifact's, unpacked).
+    ///   - environment: `SHOPLEDGER_*` settings (and others) on top of the scenario's.
     ///   - logLevel: `SHOPLEDGER_LOG_LEVEL`; `info` writes a line per request.
     static func start(
-        databaseURL: String, folder: String, port: Int? = nil, options: [String] = [],
-        environment: [String: String] = [:], http: FaultHTTP,
-        readyWithin: Duration = .seconds(60), logLevel: String = "notice"
+        databaseURL: String, folder: String, port: Int? = nil, options: [String] = [], http: FaultHTTP,
+        readyWithin: Duration = .seconds(60), binary: String? = nil, environment: [String: String] = [:],
+        logLevel: String = "notice"
     ) async throws -> ServerProcess {
         let port = try port ?? TestCluster.freePort()
         let adminTokenFile = folder + "/admin-token"
@@ -48,9 +49,10 @@ struct ServerProcess: Sendable {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: adminTokenFile)
         let rootFile = folder + "/test-root.der"
         try Data(TestPKI.der(FaultFixtures.pki.root)).write(to: URL(fileURLWithPath: rootFile))
+        let executable = try binary ?? Self.binary()
         let command =
             [
-                try binary(), "serve", "--database-url", databaseURL, "--host", "127.0.0.1", "--port", String(port),
+                executable, "serve", "--database-url", databaseURL, "--host", "127.0.0.1", "--port", String(port),
                 "--dev-auth",
                 "--stub-receipts", "--root-cert", rootFile, "--admin-token-file", adminTokenFile, "--pool-size", "8",
             ] + options
