@@ -121,6 +121,8 @@ let package = Package(
             dependencies: [
                 "AppStoreServerAPI",
                 "BuildInfo",
+                // The JSON log handler's timestamps.
+                "CivilDates",
                 "Ledger",
                 "Postgres",
                 "Receipts",

@@ -1,3 +1,4 @@
+import CivilDates
 import Foundation
 import Logging
 
@@ -125,20 +126,13 @@ public struct JSONLogHandler: LogHandler {
         return (Int(seconds), min(999_999_999, Int(((time - seconds) * 1e9).rounded(.down))))
     }
 
-    /// `2026-11-27T03:45:12.123Z`: the civil date from days since 1970 (Howard Hinnant's algorithm), no
-    /// formatter, no time zone database.
+    /// `2026-11-27T03:45:12.123Z`: the civil date from days since 1970 (``CivilCalendar``), no formatter,
+    /// no time zone database.
     static func appendTimestamp(_ time: (seconds: Int, nanoseconds: Int), to out: inout [UInt8]) {
         let days = time.seconds >= 0 ? time.seconds / 86_400 : (time.seconds - 86_399) / 86_400
         let secondOfDay = time.seconds - days * 86_400
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (civilYear, civilMonth, civilDay) = CivilCalendar.civil(fromDays: Int64(days))
+        let (year, month, day) = (Int(civilYear), Int(civilMonth), Int(civilDay))
         appendDigits(year, count: 4, to: &out)
         out.append(UInt8(ascii: "-"))
         appendDigits(month, count: 2, to: &out)
