@@ -60,7 +60,8 @@ struct BackupRestoreTests {
             try await repository.run(["check"])
             let backupStarted = ContinuousClock.now
             try await repository.run(["backup", "--type=full"])
-            let backupTook = ContinuousClock.now - backupStarted
+            let backupEnded = ContinuousClock.now
+            let backupTook = backupEnded - backupStarted
 
             let server = try await scenario.startServer(databaseURL: primaryURL)
             let load = PurchaseLoad(
@@ -77,6 +78,11 @@ struct BackupRestoreTests {
                     return nil
                 }
                 try await record.waitUntilAcknowledged(wanted, since: loadStarted)
+                // pgBackRest picks the backup whose stop time, in whole seconds, is before T's whole second
+                // (else: "unable to find backup set with stop time less than"): T comes two seconds after
+                // the backup ended at the earliest, the load going on meanwhile.
+                let sinceBackup = ContinuousClock.now - backupEnded
+                if sinceBackup < .seconds(2) { try await Task.sleep(for: .seconds(2) - sinceBackup) }
                 let target = try await FaultCluster.withClient(url: primaryURL) { client in
                     // Connected first, so that the window around the clock's reading is one round trip.
                     try await client.query("SELECT 1")
