@@ -2,6 +2,7 @@ import Foundation
 import Ledger
 import Logging
 import Postgres
+import Synchronization
 
 /// The PostgreSQL server the test process uses, and a migrated template database from which
 /// each test gets a database of its own (so suites run in parallel and never see each other's rows).
@@ -101,22 +102,43 @@ public actor TestCluster {
         return String(url[..<url.index(after: slash)]) + database + String(rest[queryStart...])
     }
 
-    /// An unused TCP port on 127.0.0.1, as the kernel assigns one.
+    /// An unused TCP port on 127.0.0.1 below the kernel's ephemeral range
+    /// (`/proc/sys/net/ipv4/ip_local_port_range`, 32768 and up by default).
+    ///
+    /// Not a port the kernel assigns (port 0): those come from the ephemeral range, where every outgoing
+    /// connection takes its local port too. The half-open scenario holds thousands of such connections
+    /// while other scenarios start servers; a server given a port one of them held failed to start with
+    /// "Address already in use" (seen in a clean-clone `make test`). Below the range no connection takes
+    /// a port by itself; a random one is tried until one binds.
     public static func freePort() throws -> Int {
+        let ephemeralStart =
+            (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+            .flatMap { $0.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } } ?? 32768
+        let candidates = 10_000..<max(10_001, min(ephemeralStart, 65_536))
+        for _ in 0..<200 {
+            let port = Int.random(in: candidates)
+            // Never the same port twice in one test process: two scenarios starting at once would race for it.
+            guard handedOut.withLock({ $0.insert(port).inserted }) else { continue }
+            if canBind(port) { return port }
+        }
+        throw LocalPostgresError(description: "no free port on 127.0.0.1 in \(candidates)")
+    }
+
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// Whether a listening socket could bind `port` on 127.0.0.1 now (the socket is closed again).
+    private static func canBind(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 }
         }
-        guard ok else { throw LocalPostgresError(description: "no free port on 127.0.0.1") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
