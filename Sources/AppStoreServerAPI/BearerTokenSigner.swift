@@ -3,11 +3,13 @@ import Foundation
 
 /// Signs the App Store Server API's bearer tokens (ES256 JWT with the in-app purchase key) and reuses
 /// each until shortly before it expires, so a busy client signs a few per hour, not one per request.
+/// The App Store Connect API's tokens are the same but for the `bid` claim, which they do not carry
+/// (a `nil` bundle id).
 actor BearerTokenSigner {
     private let key: SigningKey
     private let keyId: String
     private let issuerId: String
-    private let bundleId: String
+    private let bundleId: String?
     private let lifetime: TimeInterval
     /// A token is replaced this long before its `exp`, so none expires in flight.
     private let renewalMargin: TimeInterval
@@ -15,7 +17,7 @@ actor BearerTokenSigner {
     private var cached: (token: String, expires: Date)?
 
     init(
-        key: SigningKey, keyId: String, issuerId: String, bundleId: String, lifetime: Duration,
+        key: SigningKey, keyId: String, issuerId: String, bundleId: String?, lifetime: Duration,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.key = key
@@ -43,9 +45,10 @@ actor BearerTokenSigner {
 
     private func sign(issuedAt: Int64, expiresAt: Int64) throws(AppStoreServerAPIError) -> String {
         let header: [String: String] = ["alg": "ES256", "kid": keyId, "typ": "JWT"]
-        let claims: [String: Any] = [
-            "iss": issuerId, "iat": issuedAt, "exp": expiresAt, "aud": "appstoreconnect-v1", "bid": bundleId,
+        var claims: [String: Any] = [
+            "iss": issuerId, "iat": issuedAt, "exp": expiresAt, "aud": "appstoreconnect-v1",
         ]
+        if let bundleId { claims["bid"] = bundleId }
         do {
             let headerJSON = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])
             let claimsJSON = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
