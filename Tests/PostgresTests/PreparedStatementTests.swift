@@ -54,6 +54,61 @@ struct PreparedStatementTests {
         }
     }
 
+    /// Issue 30's read regression: PostgreSQL keeps a statement's custom-plan costs across the
+    /// invalidation an ANALYZE causes, so a statement whose first executions ran on a small table
+    /// compares the grown table's generic plan with the small table's custom costs and plans every
+    /// execution afresh from then on (a fresh session picks the generic plan after five). A
+    /// statement is therefore prepared again after `preparedStatementMaxUses` executions.
+    @Test("after its table grows tenfold and is analyzed, a statement settles on a generic plan again")
+    func genericPlanAfterGrowth() async throws {
+        try await withTestDatabase { db in
+            let client = PostgresClient(
+                configuration: .init(
+                    connection: .init(url: db.url, preparedStatementMaxUses: 50), minimumConnections: 0,
+                    maximumConnections: 1))
+            try await client.withConnection { connection in
+                try await connection.executeScript(
+                    unsafeSQL: """
+                        CREATE TABLE plan_users (uid text PRIMARY KEY);
+                        CREATE TABLE plan_rows (uid text NOT NULL, at timestamptz NOT NULL, id text NOT NULL);
+                        CREATE INDEX plan_rows_by_user ON plan_rows (uid, at);
+                        INSERT INTO plan_users SELECT 'u' || n FROM generate_series(1, 2000) n;
+                        INSERT INTO plan_rows SELECT 'u' || (n % 2000 + 1), now() - n * interval '1 minute', 't' || n
+                            FROM generate_series(1, 6000) n;
+                        ANALYZE plan_users, plan_rows;
+                        """)
+            }
+            func read(_ uid: String) async throws -> [String] {
+                try await client.query(
+                    """
+                    SELECT ARRAY(SELECT r.id FROM plan_rows r WHERE r.uid = u.uid ORDER BY r.at, r.id)
+                    FROM plan_users u WHERE u.uid = \(uid)::text
+                    """
+                ).single().decode([String].self, at: 0)
+            }
+            for n in 1...30 { _ = try await read("u\(n)") }
+            try await client.query(
+                """
+                INSERT INTO plan_rows SELECT 'u' || (n % 2000 + 1), now() - n * interval '1 second', 'g' || n
+                    FROM generate_series(1, 54000) n
+                """)
+            try await client.query("ANALYZE plan_rows")
+            for n in 1...60 { #expect(try await read("u\(n)").count == 30) }
+            // 90 executions: the first statement ran 50 (30 before the growth, 20 after), the one prepared again
+            // at its 51st use ran the last 40, and settled on the generic plan after the five custom plans any
+            // new statement starts with.
+            let (generic, custom) = try await client.query(
+                """
+                SELECT generic_plans, custom_plans FROM pg_prepared_statements
+                WHERE statement LIKE '%plan_rows%' ORDER BY prepare_time DESC LIMIT 1
+                """
+            ).single().decode((Int, Int).self)
+            #expect(custom <= 5, "the statement plans every execution afresh (\(custom) custom plans)")
+            #expect(generic == 35)
+            await client.shutdown()
+        }
+    }
+
     @Test("with the cache size at 0 nothing is prepared")
     func disabled() async throws {
         try await withTestDatabase { db in

@@ -16,6 +16,13 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     /// used evicted first (0: send every statement unnamed, parsed and planned on each call).
     /// Server memory per statement is a parse tree and a plan, tens of kilobytes for a large CTE.
     public var preparedStatementCacheSize: Int
+    /// Executions after which a prepared statement is prepared again (0: never). PostgreSQL keeps a
+    /// statement's custom-plan costs across the invalidation an ANALYZE causes, so a statement first
+    /// run on a small table, once the table has grown, compares the grown table's generic plan with
+    /// the small table's average custom cost and plans every execution afresh for a long time. Prepared
+    /// again, it settles on the generic plan after five executions, as a new session does. One extra
+    /// round trip and five planned executions per this many: about a thousandth of the planning.
+    public var preparedStatementMaxUses: Int
     /// The server's `statement_timeout` for this pool's sessions: a statement running longer is
     /// cancelled by the server itself (nil: the server's default, usually none).
     public var statementTimeout: Duration?
@@ -29,13 +36,14 @@ public struct ConnectionConfiguration: Sendable, Hashable {
 
     public init(
         url: String = "", applicationName: String = "shopledger", connectTimeoutSeconds: Int = 5,
-        preparedStatementCacheSize: Int = 128, statementTimeout: Duration? = nil,
+        preparedStatementCacheSize: Int = 128, preparedStatementMaxUses: Int = 5_000, statementTimeout: Duration? = nil,
         idleInTransactionSessionTimeout: Duration? = nil, deadPeerTimeout: Duration? = .seconds(30)
     ) {
         self.url = url
         self.applicationName = applicationName
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.preparedStatementCacheSize = max(0, preparedStatementCacheSize)
+        self.preparedStatementMaxUses = max(0, preparedStatementMaxUses)
         self.statementTimeout = statementTimeout
         self.idleInTransactionSessionTimeout = idleInTransactionSessionTimeout
         self.deadPeerTimeout = deadPeerTimeout

@@ -46,9 +46,9 @@ final class PGConnection: @unchecked Sendable {
     private let condemned = Atomic<Bool>(false)
     private let abandoned = Atomic<Bool>(false)
 
-    private init(handle: OpaquePointer, id: Int, statementCacheCapacity: Int) {
+    private init(handle: OpaquePointer, id: Int, statementCacheCapacity: Int, statementMaxUses: Int) {
         self.handle = handle
-        self.statements = PreparedStatementCache(capacity: statementCacheCapacity)
+        self.statements = PreparedStatementCache(capacity: statementCacheCapacity, maxUses: statementMaxUses)
         self.cancelHandle = PQgetCancel(handle)
         // Server notices (e.g. "… does not exist, skipping") would go to stderr by default.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
@@ -79,7 +79,9 @@ final class PGConnection: @unchecked Sendable {
             PQfinish(raw)  // always, even for a failed connect
             throw PostgresError(code: .connectionFailed, message: message)
         }
-        return PGConnection(handle: raw, id: id, statementCacheCapacity: configuration.preparedStatementCacheSize)
+        return PGConnection(
+            handle: raw, id: id, statementCacheCapacity: configuration.preparedStatementCacheSize,
+            statementMaxUses: configuration.preparedStatementMaxUses)
     }
 
     /// The URL or conninfo parsed by libpq itself, with the session pins added; a user's own

@@ -20,10 +20,16 @@ struct PreparedStatementCache {
     private struct Entry {
         let name: String
         var lastUse: UInt64
+        /// Times the statement was handed out by ``lookup(_:)``.
+        var uses = 0
     }
 
     /// Most statements kept prepared; 0 turns the cache off.
     let capacity: Int
+    /// Uses after which a statement is retired and prepared again (0: never): PostgreSQL's choice
+    /// between custom and generic plans remembers costs from before an ANALYZE, and a statement
+    /// prepared again chooses afresh (`ConnectionConfiguration.preparedStatementMaxUses`).
+    let maxUses: Int
     private var entries: [Key: Entry] = [:]
     private var useClock: UInt64 = 0
     private var namesIssued = 0
@@ -31,18 +37,27 @@ struct PreparedStatementCache {
     /// until the connection is outside a transaction: a failing DEALLOCATE there would abort it.
     private(set) var pendingDeallocations: [String] = []
 
-    init(capacity: Int) {
+    init(capacity: Int, maxUses: Int = 0) {
         self.capacity = max(0, capacity)
+        self.maxUses = max(0, maxUses)
     }
 
     var count: Int { entries.count }
     var isEnabled: Bool { capacity > 0 }
 
-    /// The name of the prepared statement for `key`, marking it as just used.
+    /// The name of the prepared statement for `key`, marking it as just used; nil when there is none,
+    /// or when it has been used `maxUses` times (it is retired: deallocated later, and the caller
+    /// prepares it afresh under a new name).
     mutating func lookup(_ key: Key) -> String? {
         guard var entry = entries[key] else { return nil }
+        if maxUses > 0, entry.uses >= maxUses {
+            entries[key] = nil
+            pendingDeallocations.append(entry.name)
+            return nil
+        }
         useClock += 1
         entry.lastUse = useClock
+        entry.uses += 1
         entries[key] = entry
         return entry.name
     }
@@ -62,7 +77,8 @@ struct PreparedStatementCache {
             pendingDeallocations.append(victim.value.name)
         }
         useClock += 1
-        entries[key] = Entry(name: name, lastUse: useClock)
+        // Preparing is followed by the first execution: its first use.
+        entries[key] = Entry(name: name, lastUse: useClock, uses: 1)
     }
 
     /// Forgets one statement whose server plan can no longer be used (its result type changed);
