@@ -73,31 +73,32 @@ public struct AppleSalesComparer: Sendable {
         }
         // The ledger: production purchases bought for themselves, priced (by the purchase or by a
         // price learned later), on the day; refunds (−) and reversals (+) effective on the day.
+        // The day's purchases are read with their columns straight from `purchases_by_purchased_at`;
+        // only the day's few refunds and reversals look their purchase up, by primary key, so the cost
+        // follows the day's activity, not the ledger's history.
         let ledgerRows = try await connection.query(
             """
-            WITH changes AS (
-                SELECT store, environment, transaction_id, CASE kind WHEN 'refund' THEN -1 ELSE 1 END AS sign
-                FROM journal_entry_rows
-                WHERE effective_at >= \(starts) AND effective_at < \(ends)
-                  AND kind IN ('refund', 'refund_reversal') AND book = 'production'
-            ),
-            events AS (
-                SELECT p.store, p.environment, p.transaction_id, 1 AS sign
+            WITH events AS (
+                SELECT p.transaction_id, p.store, p.environment, p.product_id, p.storefront, p.currency,
+                    p.price_milli, 1 AS sign
                 FROM purchases p
                 WHERE p.purchased_at >= \(starts) AND p.purchased_at < \(ends) AND p.book = 'production'
                   AND p.ownership = 'PURCHASED'
                 UNION ALL
-                SELECT c.store, c.environment, c.transaction_id, c.sign FROM changes c
+                SELECT p.transaction_id, p.store, p.environment, p.product_id, p.storefront, p.currency,
+                    p.price_milli, CASE j.kind WHEN 'refund' THEN -1 ELSE 1 END
+                FROM journal_entry_rows j
+                JOIN purchases p ON (p.transaction_id, p.store, p.environment) = (j.transaction_id, j.store, j.environment)
+                WHERE j.effective_at >= \(starts) AND j.effective_at < \(ends)
+                  AND j.kind IN ('refund', 'refund_reversal') AND j.book = 'production' AND p.ownership = 'PURCHASED'
             )
-            SELECT p.product_id, COALESCE(p.storefront, lp.storefront, ''), COALESCE(p.currency, lp.currency, ''),
-                sum(e.sign)::bigint, COALESCE(sum(e.sign * COALESCE(p.price_milli, lp.price_milli)), 0)::bigint,
-                bool_or(COALESCE(p.price_milli, lp.price_milli) IS NULL)
+            SELECT e.product_id, COALESCE(e.storefront, lp.storefront, ''), COALESCE(e.currency, lp.currency, ''),
+                sum(e.sign)::bigint, COALESCE(sum(e.sign * COALESCE(e.price_milli, lp.price_milli)), 0)::bigint,
+                COALESCE(e.price_milli, lp.price_milli) IS NULL
             FROM events e
-            JOIN purchases p ON (p.transaction_id, p.store, p.environment) = (e.transaction_id, e.store, e.environment)
             LEFT JOIN purchase_prices lp
-                ON (lp.transaction_id, lp.store, lp.environment) = (p.transaction_id, p.store, p.environment)
-            WHERE p.ownership = 'PURCHASED'
-            GROUP BY 1, 2, 3, COALESCE(p.price_milli, lp.price_milli) IS NULL
+                ON (lp.transaction_id, lp.store, lp.environment) = (e.transaction_id, e.store, e.environment)
+            GROUP BY 1, 2, 3, 6
             """)
         var unpriced = 0
         for row in ledgerRows {
