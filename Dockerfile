@@ -23,7 +23,7 @@ ARG TARBALL_FROM=build
 FROM ${SWIFT_IMAGE} AS build
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libpq-dev pkg-config binutils \
+    && apt-get install -y --no-install-recommends libpq-dev zlib1g-dev pkg-config binutils \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

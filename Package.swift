@@ -40,8 +40,8 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
-        // zlib, from Debian's zlib1g-dev. Tests only: the HTML report's browser test decodes the
-        // screenshot PNG with it.
+        // zlib, from Debian's zlib1g-dev: AppleSales inflates Apple's gzip'd sales reports with it, and the
+        // HTML report's browser test decodes the screenshot PNG with it.
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // The version and the commit the binary was built from (`--version`, `shopledger_build_info`).
         .target(name: "BuildInfo", swiftSettings: strict, plugins: ["EmbedBuildCommit"]),
@@ -148,11 +148,26 @@ let package = Package(
             swiftSettings: strict,
             plugins: ["EmbedOpenAPI"]
         ),
+        // Apple's daily Summary Sales Reports: the parser (gzip'd or plain, columns by header name), the
+        // append-only import, and the comparison with the ledger (`shopledger apple sales import`,
+        // `shopledger reconcile apple`, the daily report's "Apple says"). No network.
+        .target(
+            name: "AppleSales",
+            dependencies: [
+                "CivilDates",
+                "CZlib",
+                "Postgres",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         // Revenue reports from the ledger: figures per day, item and currency, as CSV and Markdown;
         // the "report totals equal ledger totals" check.
         .target(
             name: "Reports",
             dependencies: [
+                // The daily report's "Apple says" section.
+                "AppleSales",
                 "CivilDates",
                 "Ledger",
                 "Postgres",
@@ -176,6 +191,7 @@ let package = Package(
         .executableTarget(
             name: "shopledger",
             dependencies: [
+                "AppleSales",
                 "AppStoreServerAPI",
                 "BuildInfo",
                 "Shop",
@@ -291,6 +307,14 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
+        // The Summary Sales Report parser, import and comparison, against a real PostgreSQL, with
+        // reports generated from the ledger's own rows.
+        .testTarget(
+            name: "AppleSalesTests",
+            dependencies: [
+                "AppleSales", "CivilDates", "CZlib", "Ledger", "Postgres", "Receipts", "Reports", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], swiftSettings: strict),
         .testTarget(
             name: "ReportsTests",
             dependencies: [

@@ -2,13 +2,13 @@
 # Installs what ShopLedger needs from Debian when it is missing, and nothing more than asked for.
 #   --for run  (default): what building and running `shopledger` needs: the PostgreSQL server binaries
 #              (initdb, pg_ctl, pg_basebackup), libpq's headers and pkg-config (which the CLibPQ target
-#              needs to find them). A server host installs no test tools.
+#              needs to find them), zlib's headers (AppleSales inflates Apple's gzip'd sales reports
+#              with zlib, through the CZlib target). A server host installs no test tools.
 #   --for test: that, plus what only the tests need: HAProxy (the load balancer the several-servers
 #              fault scenario puts in front of two servers), nginx and openssl (the TLS fault scenario
 #              runs deploy/nginx/shopledger.conf with a certificate openssl makes), pgBackRest (the
 #              backup-and-restore fault scenario archives WAL, backs up and restores a point in time
-#              with it), zlib's headers (the browser test decodes its screenshot with zlib; only the
-#              ReportsTests target links CZlib), Chromium and a Korean font (the browser test renders
+#              with it), Chromium and a Korean font (the browser test renders
 #              the HTML report headless). `make run`'s private cluster is a development one and has no
 #              backups: a server host that wants them installs pgbackrest itself (docs/operations.md,
 #              "Backups and the restore drill").
@@ -48,12 +48,12 @@ have_server || missing+=(postgresql)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
 { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq; } || missing+=(libpq-dev)
 id postgres >/dev/null 2>&1 || [[ " ${missing[*]} " == *" postgresql "* ]] || missing+=(postgresql)
+[[ -f /usr/include/zlib.h ]] || missing+=(zlib1g-dev)
 if [[ $purpose == test ]]; then
     command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
     command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
     command -v openssl >/dev/null 2>&1 || missing+=(openssl)
     command -v pgbackrest >/dev/null 2>&1 || missing+=(pgbackrest)
-    [[ -f /usr/include/zlib.h ]] || missing+=(zlib1g-dev)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     # A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
     { command -v fc-list >/dev/null 2>&1 && fc-list :lang=ko | grep -q .; } || missing+=(fonts-nanum)

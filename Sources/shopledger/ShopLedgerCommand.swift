@@ -12,7 +12,7 @@ struct ShopLedgerCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, ReportCommand.self, SeedCommand.self,
             StubReceiptCommand.self, StubNotificationCommand.self, VerifyTransactionCommand.self,
-            VerifyReceiptCommand.self, AppStoreCommand.self, StandbyCommand.self, AdminCommand.self,
+            VerifyReceiptCommand.self, AppStoreCommand.self, AppleCommand.self, StandbyCommand.self, AdminCommand.self,
         ])
 
     static func main() async {

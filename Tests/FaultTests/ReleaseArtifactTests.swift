@@ -24,7 +24,7 @@ enum ReleaseArtifact {
     /// The libraries the binary may name (ELF `NEEDED`): glibc's, libpq, the C++ runtime the Swift runtime
     /// is built on (libstdc++6 and libgcc-s1 are in every Debian: apt itself needs them), and zlib (zlib1g,
     /// priority required: in every Debian), which the package's `CZlib` system library (`link "z"`) adds to
-    /// the link although the binary calls none of it.
+    /// the link: `apple sales import` inflates Apple's gzip'd reports with it.
     static let allowedNeeded: Set<String> = [
         "libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1", "libutil.so.1",
         "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "libpq.so.5", "libstdc++.so.6", "libgcc_s.so.1",

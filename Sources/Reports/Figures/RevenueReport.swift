@@ -1,3 +1,4 @@
+import AppleSales
 import CivilDates
 import Ledger
 
@@ -27,6 +28,8 @@ public struct RevenueReport: Sendable {
     /// When the newest journal entry was recorded (UTC), nil for an empty ledger.
     public let dataAsOf: String?
     public let reconciliation: [ReconciliationCheckResult]
+    /// Daily only: Apple's Summary Sales Report of the same date against the ledger, when imported.
+    public internal(set) var appleSays: AppleSalesComparison? = nil
 
     public var reconciled: Bool { reconciliation.allSatisfy(\.passed) }
 

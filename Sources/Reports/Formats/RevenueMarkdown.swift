@@ -46,6 +46,7 @@ public enum RevenueMarkdown {
         trendSection(report.trend, into: &document)
 
         grantsAndTestTraffic(day, catalog: report.catalog, periodNoun: "day", into: &document)
+        appleSaysSection(report, into: &document)
         reconciliationSection(report, into: &document)
         document.footer(
             "Made by `shopledger report daily --date \(date) --tz \(zone) --commission \(report.options.commission)`."

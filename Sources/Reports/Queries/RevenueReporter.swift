@@ -39,10 +39,11 @@ public struct RevenueReporter: Sendable {
             let reconciliation = try await Self.reconcile(
                 dayWindow, scope: "this day", options: options, on: connection)
             logger.debug("daily report", metadata: ["date": "\(day)", "zone": "\(options.timeZone)"])
-            return RevenueReport(
+            return try await RevenueReport(
                 kind: .daily(day), options: options, periods: [trend.last!], whole: trend.last!, trend: trend,
                 refunds: refunds, catalog: try await RevenueQueries.catalog(on: connection),
-                dataAsOf: try await RevenueQueries.dataAsOf(on: connection), reconciliation: reconciliation)
+                dataAsOf: try await RevenueQueries.dataAsOf(on: connection), reconciliation: reconciliation
+            ).addingAppleSays(on: connection)
         }
     }
 
