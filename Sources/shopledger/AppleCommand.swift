@@ -17,7 +17,7 @@ struct AppleSalesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sales",
         abstract: "Apple's daily Summary Sales Reports (Sales and Trends).",
-        subcommands: [AppleSalesImportCommand.self])
+        subcommands: [AppleSalesImportCommand.self, AppleSalesFetchCommand.self])
 }
 
 /// `shopledger apple sales import FILE…`: stores each file (gzip'd `.txt.gz` as Apple serves them, or

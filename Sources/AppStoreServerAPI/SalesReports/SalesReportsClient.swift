@@ -209,7 +209,7 @@ public struct SalesReportsClient: Sendable {
             && bytes.enumerated().allSatisfy { $0.offset == 4 || $0.offset == 7 || (0x30...0x39).contains($0.element) }
     }
 
-    static func isVersion(_ text: String) -> Bool {
+    package static func isVersion(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         return bytes.count == 3 && (0x30...0x39).contains(bytes[0]) && bytes[1] == 0x5f
             && (0x30...0x39).contains(bytes[2])
