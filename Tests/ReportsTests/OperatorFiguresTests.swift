@@ -212,7 +212,7 @@ struct OperatorFiguresTests {
                 #expect(
                     markdown.contains(
                         try Regex(
-                            #"\| production \| KRW +\| +1 \| +2 \| +200\.0% \| +2,500 \| +3,700 \| +148\.0% \| +-1,200 \| +1 \| +-1,200 \|"#
+                            #"\| production \| KRW +\| +1 \| +2 \| +200\.0% \| +2,500 \| +3,700 \| +148\.0% \| +0 \| +-1,200 \| +1 \| +-1,200 \|"#
                         )))
                 #expect(markdown.contains(try Regex(#"\| production \| JPY +\| +0 \| +1 \| +— \| .* \| +0 \| +— \|"#)))
                 #expect(markdown.contains(try Regex(#"\| production \| USD +\| .* \| +2 \| +0\.992 \|"#)))

@@ -7,9 +7,8 @@ import Ledger
 /// day). Those rows have no buyers (empty fields: distinct buyers are not counted per storefront and
 /// do not add up across days), so filtering `level` keeps every sum as it was.
 extension RevenueCSV {
-    static let operatorColumns = [
-        "refund_rate_units_percent", "refund_rate_amount_percent", "arppu", "storefront",
-    ]
+    /// The last four of `columns`, which every row ends with.
+    static let operatorColumns = Array(columns.suffix(4))
 
     static let emptyOperatorFields = ["", "", "", ""]
 

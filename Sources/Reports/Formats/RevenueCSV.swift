@@ -11,15 +11,13 @@ import Ledger
 /// so a filter on `book = production` gives revenue. Amounts are decimal numbers in the currency's
 /// normal precision, without thousands separators.
 public enum RevenueCSV {
-    public static let columns =
-        [
-            "period_start", "period_end", "time_zone", "book", "level", "currency", "item_kind", "item_index",
-            "product_id",
-            "item_name", "purchases", "gross", "refunds", "refunded_amount", "refund_reversals", "reversed_amount",
-            "net_revenue", "commission_rate", "estimated_commission", "estimated_proceeds", "buyers",
-            "first_time_buyers",
-            "family_shared_grants", "family_shared_revokes", "unpriced_purchases", "support_grants", "support_revokes",
-        ] + operatorColumns
+    public static let columns = [
+        "period_start", "period_end", "time_zone", "book", "level", "currency", "item_kind", "item_index", "product_id",
+        "item_name", "purchases", "gross", "refunds", "refunded_amount", "refund_reversals", "reversed_amount",
+        "net_revenue", "commission_rate", "estimated_commission", "estimated_proceeds", "buyers", "first_time_buyers",
+        "family_shared_grants", "family_shared_revokes", "unpriced_purchases", "support_grants", "support_revokes",
+        "refund_rate_units_percent", "refund_rate_amount_percent", "arppu", "storefront",
+    ]
 
     static let byteOrderMark = "\u{FEFF}"
 
@@ -40,27 +38,26 @@ public enum RevenueCSV {
                 for (key, line) in figures.sortedLines(in: book) {
                     let item = key.kind.flatMap { kind in key.index.map { ItemID(kind: kind, index: $0) } }
                     let money = { (milli: Int64) in CurrencyFormat.amount(milli, currency: key.currency) }
-                    rows.append(
-                        [
-                            "\(period.first)", "\(period.last)", timeZone, book, key.level.rawValue, key.currency,
-                            key.kind?.rawValue ?? "", key.index.map(String.init) ?? "",
-                            item.map(report.catalog.productId) ?? "", item.map(report.catalog.name) ?? "",
-                            String(line.purchases), money(line.grossMilli), String(line.refunds),
-                            money(line.refundedMilli),
-                            String(line.reversals), money(line.reversedMilli), money(line.netMilli), rate,
-                            money(line.commissionMilli), money(line.proceedsMilli), String(line.buyers),
-                            String(line.firstTimeBuyers), "0", "0", "0", "0", "0",
-                        ] + operatorFields(line, currency: key.currency))
+                    rows.append([
+                        "\(period.first)", "\(period.last)", timeZone, book, key.level.rawValue, key.currency,
+                        key.kind?.rawValue ?? "", key.index.map(String.init) ?? "",
+                        item.map(report.catalog.productId) ?? "", item.map(report.catalog.name) ?? "",
+                        String(line.purchases), money(line.grossMilli), String(line.refunds), money(line.refundedMilli),
+                        String(line.reversals), money(line.reversedMilli), money(line.netMilli), rate,
+                        money(line.commissionMilli), money(line.proceedsMilli), String(line.buyers),
+                        String(line.firstTimeBuyers), "0", "0", "0", "0", "0",
+                    ])
+                    rows[rows.count - 1] += operatorFields(line, currency: key.currency)
                 }
                 for (key, grants) in figures.sortedGrants(in: book) {
-                    rows.append(
-                        [
-                            "\(period.first)", "\(period.last)", timeZone, book, RevenueLineKey.Level.item.rawValue, "",
-                            key.item.kind.rawValue, String(key.item.index), report.catalog.productId(key.item),
-                            report.catalog.name(key.item), "0", "0", "0", "0", "0", "0", "0", rate, "0", "0", "0", "0",
-                            String(grants.familyShared), String(grants.familyRevokes), String(grants.unpriced),
-                            String(grants.supportGrants), String(grants.supportRevokes),
-                        ] + emptyOperatorFields)
+                    rows.append([
+                        "\(period.first)", "\(period.last)", timeZone, book, RevenueLineKey.Level.item.rawValue, "",
+                        key.item.kind.rawValue, String(key.item.index), report.catalog.productId(key.item),
+                        report.catalog.name(key.item), "0", "0", "0", "0", "0", "0", "0", rate, "0", "0", "0", "0",
+                        String(grants.familyShared), String(grants.familyRevokes), String(grants.unpriced),
+                        String(grants.supportGrants), String(grants.supportRevokes),
+                    ])
+                    rows[rows.count - 1] += emptyOperatorFields
                 }
             }
         }

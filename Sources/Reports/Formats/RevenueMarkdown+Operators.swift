@@ -29,13 +29,14 @@ extension RevenueMarkdown {
         var table = MarkdownTable([
             ("book", .left), ("currency", .left), ("purchases", .right), ("refunds", .right),
             ("refund rate (units)", .right), ("gross", .right), ("refunded", .right), ("refund rate (amount)", .right),
-            ("net revenue", .right), ("paying users", .right), ("ARPPU", .right),
+            ("reversed", .right), ("net revenue", .right), ("paying users", .right), ("ARPPU", .right),
         ])
         for (book, currency, line) in lines {
             table.append([
                 book, currency, count(line.purchases), count(line.refunds), rate(OperatorRates.unitRefundRate(line)),
                 money(line.grossMilli, currency), money(line.refundedMilli, currency),
-                rate(OperatorRates.amountRefundRate(line)), money(line.netMilli, currency), count(line.buyers),
+                rate(OperatorRates.amountRefundRate(line)), money(line.reversedMilli, currency),
+                money(line.netMilli, currency), count(line.buyers),
                 OperatorRates.arppuMilli(line).map { money($0, currency) } ?? "—",
             ])
         }
