@@ -13,7 +13,7 @@ struct MonthReportCommand: AsyncParsableCommand {
             totals and distinct buyers.
             """)
 
-    @Argument(help: ArgumentHelp("The month.", valueName: "YYYY-MM"))
+    @Argument(help: ArgumentHelp("The month, e.g. 2026-11 (years 1970 to 9000).", valueName: "YYYY-MM"))
     var month: ReportMonth
 
     @OptionGroup var output: ReportOutputOptions

@@ -1,6 +1,6 @@
 /// The HTML report's style sheet, inline in the page: system fonts only, light and dark by
 /// `prefers-color-scheme`, one column that fits a phone, tables that scroll sideways on a phone and
-/// fit a 1280-pixel window (headers and names wrap; numbers never do).
+/// fit a 1280-pixel window (wider than a phone, headers and names wrap; numbers never do).
 enum ReportStyleSheet {
     static let css = """
         :root { color-scheme: light dark; --bg: #ffffff; --fg: #1f2328; --muted: #59636e; --rule: #d1d9e0;
@@ -22,10 +22,12 @@ enum ReportStyleSheet {
         code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 0.9em; }
         .scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; margin: 0.5rem 0 1rem; }
         table { border-collapse: collapse; font-size: 0.875rem; }
-        th, td { border: 1px solid var(--rule); padding: 0.25rem 0.5rem; text-align: left; overflow-wrap: anywhere; }
-        td.num { white-space: nowrap; overflow-wrap: normal; }
-        details.figures table { font-size: 0.7rem; }
-        details.figures th, details.figures td { padding: 0.15rem 0.25rem; }
+        th, td { border: 1px solid var(--rule); padding: 0.25rem 0.5rem; text-align: left; white-space: nowrap; }
+        @media (min-width: 601px) {
+          th, td:not(.num) { white-space: normal; overflow-wrap: anywhere; }
+          details.figures table { font-size: 0.7rem; }
+          details.figures th, details.figures td { padding: 0.15rem 0.25rem; }
+        }
         th { background: var(--stripe); }
         tbody tr:nth-child(even) { background: var(--stripe); }
         .num { text-align: right; font-variant-numeric: tabular-nums; }
