@@ -1,3 +1,4 @@
+import CivilDates
 import Foundation
 import Ledger
 import Receipts
@@ -71,6 +72,42 @@ struct RandomLedgerReportTests {
             }
         }
         return events
+    }
+
+    /// The trailing 7/30/90-day rows equal the model's currency totals summed over the days ending
+    /// on `date` (the 7-day windows cut through the ledger's days, so their edges count).
+    static func checkTrailing(_ written: WrittenReport, events: TestLedgerEvents, date: CalendarDate, zone: String) {
+        var byDay: [CalendarDate: [TestLedgerEvents.Key: TestLedgerEvents.Figures]] = [:]
+        for offset in 0..<RevenueReporter.historyDays {
+            let day = date.adding(days: -offset)
+            byDay[day] = events.expected(day: "\(day)", zone: zone)
+        }
+        for days in RevenueReporter.trailingWindows {
+            var expected: [String: TestLedgerEvents.Figures] = [:]
+            for offset in 0..<days {
+                for (key, figures) in byDay[date.adding(days: -offset)]! where key.kind == nil {
+                    var sum = expected[key.currency] ?? TestLedgerEvents.Figures()
+                    sum.purchases += figures.purchases
+                    sum.gross += figures.gross
+                    sum.refunds += figures.refunds
+                    sum.refunded += figures.refunded
+                    sum.reversals += figures.reversals
+                    sum.reversed += figures.reversed
+                    sum.commission += figures.commission
+                    expected[key.currency] = sum
+                }
+            }
+            var seen: [String: TestLedgerEvents.Figures] = [:]
+            for row in written.rows(level: "trailing_\(days)_days") {
+                #expect(row["period_start"] == "\(date.adding(days: 1 - days))" && row["period_end"] == "\(date)")
+                #expect(row["buyers"] == "" && row["first_time_buyers"] == "")
+                seen[row["currency"]!] = TestLedgerEvents.Figures(
+                    purchases: Int(row["purchases"]!)!, gross: milli(row["gross"])!, refunds: Int(row["refunds"]!)!,
+                    refunded: milli(row["refunded_amount"])!, reversals: Int(row["refund_reversals"]!)!,
+                    reversed: milli(row["reversed_amount"])!, commission: milli(row["estimated_commission"])!)
+            }
+            #expect(seen == expected, "\(date) \(zone) \(days) days")
+        }
     }
 
     /// The storefront rows equal the model's per storefront, and each currency's add up to its
@@ -151,6 +188,7 @@ struct RandomLedgerReportTests {
                     }
                     #expect(report.reconciled)
                     try Self.checkStorefronts(written, events: events, day: "\(date)", zone: zone)
+                    Self.checkTrailing(written, events: events, date: date, zone: zone)
                 }
                 #expect(daysWithActivity >= 5)
             }
