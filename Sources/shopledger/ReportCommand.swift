@@ -6,12 +6,12 @@ import Logging
 import Postgres
 import Reports
 
-/// `shopledger report daily|range`: revenue reports from the ledger as CSV, Markdown and HTML.
+/// `shopledger report daily|range|month`: revenue reports from the ledger as CSV, Markdown and HTML.
 struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Write revenue reports (CSV, Markdown and HTML) from the ledger.",
-        subcommands: [DailyReportCommand.self, RangeReportCommand.self])
+        subcommands: [DailyReportCommand.self, RangeReportCommand.self, MonthReportCommand.self])
 }
 
 /// Options every report takes.

@@ -15,6 +15,7 @@ struct TestLedgerEvents {
         let priceMilli: Int64?
         let currency: String?
         let at: Date
+        var storefront: String? = nil
     }
 
     struct Refund {
@@ -105,6 +106,33 @@ struct TestLedgerEvents {
         }
         for (key, users) in buyers { result[key]!.buyers = users.count }
         for (key, users) in firstTime { result[key]!.firstTime = users.count }
+        return result
+    }
+}
+
+extension TestLedgerEvents {
+    /// Expected production gross and refunded amounts (and units) of `day` in `zone` per currency and
+    /// storefront (`unknown` for none): purchases on their day, refunds and reversals on theirs, in
+    /// the storefront of the purchase they refund.
+    func expectedStorefronts(day: String, zone: String) -> [String: Figures] {
+        var result: [String: Figures] = [:]
+        let paid = sales.filter { $0.production && $0.bought && $0.priceMilli != nil }
+        func key(_ sale: Sale) -> String { "\(sale.currency!) \(sale.storefront ?? "unknown")" }
+        for sale in paid where Self.localDay(sale.at, zone) == day {
+            result[key(sale), default: Figures()].purchases += 1
+            result[key(sale), default: Figures()].gross += sale.priceMilli!
+        }
+        let byId = Dictionary(uniqueKeysWithValues: paid.map { ($0.transactionId, $0) })
+        for refund in refunds where Self.localDay(refund.at, zone) == day {
+            guard let sale = byId[refund.transactionId] else { continue }
+            if refund.reversal {
+                result[key(sale), default: Figures()].reversals += 1
+                result[key(sale), default: Figures()].reversed += sale.priceMilli!
+            } else {
+                result[key(sale), default: Figures()].refunds += 1
+                result[key(sale), default: Figures()].refunded += sale.priceMilli!
+            }
+        }
         return result
     }
 }

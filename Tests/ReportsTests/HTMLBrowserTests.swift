@@ -6,7 +6,7 @@ import Testing
 
 @testable import Reports
 
-/// The HTML report in a real browser: Debian's Chromium, headless, at a phone's width.
+/// The HTML report in a real browser: Debian's Chromium, headless, at a phone's width and a desktop's.
 @Suite("HTML report in Chromium")
 struct HTMLBrowserTests {
     @Test("the daily report renders, light and dark, at a phone's width, with no console message")
@@ -36,6 +36,56 @@ struct HTMLBrowserTests {
                 #expect(lightColours.contains(0x1A7F37), "no net revenue green in the light screenshot")
                 #expect(lightColours.contains(0xCF222E), "no refunds red in the light screenshot")
                 #expect(darkColours.contains(0x3FB950), "no net revenue green in the dark screenshot")
+                // Returning buyers in their own purple, light and dark, never the refunds' red.
+                #expect(lightColours.contains(0x8250DF), "no returning buyers purple in the light screenshot")
+                #expect(darkColours.contains(0xA371F7), "no returning buyers purple in the dark screenshot")
+            }
+        }
+    }
+
+    @Test("at 1280 px nothing scrolls sideways: not the page, not one table, every figure's included")
+    func fitsADesktopWindow() async throws {
+        let chromium = try HeadlessChromium.find()
+        try await withReportLedger { db, ledger in
+            _ = try await RandomLedgerReportTests.recordRandomLedger(ledger, seed: 11)
+            let reporter = RevenueReporter(client: db.client)
+            let reports = [
+                try await reporter.daily(date: day("2025-03-06"), options: ReportOptions(timeZone: "Asia/Seoul")),
+                try await reporter.range(from: day("2025-03-01"), through: day("2025-03-12"), by: .week),
+            ]
+            try await withTemporaryFolder { folder in
+                for (number, report) in reports.enumerated() {
+                    // The page forbids scripts; this copy drops that rule, opens "Every figure", and
+                    // reports as a console error each box wider than the room it has.
+                    let page = RevenueHTML.render(report).replacingOccurrences(
+                        of:
+                            #"<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">"#,
+                        with: ""
+                    ).replacingOccurrences(of: "<details class=\"figures\">", with: "<details class=\"figures\" open>")
+                        .replacingOccurrences(
+                            of: "</body>",
+                            with: """
+                                <script>
+                                const root = document.documentElement;
+                                if (root.scrollWidth > root.clientWidth) console.error('the page is ' + root.scrollWidth + ' px wide in ' + root.clientWidth);
+                                let tables = 0;
+                                for (const box of document.querySelectorAll('.scroll')) {
+                                  tables += 1;
+                                  if (box.scrollWidth > box.clientWidth) {
+                                    console.error('a table of ' + box.scrollWidth + ' px in ' + box.clientWidth + ': ' + box.querySelector('tr').textContent.slice(0, 60));
+                                  }
+                                }
+                                if (tables < 8) console.error('only ' + tables + ' tables');
+                                </script>
+                                </body>
+                                """)
+                    #expect(
+                        !page.contains("Content-Security-Policy") && page.contains("<details class=\"figures\" open>"))
+                    let path = folder + "/report\(number).html"
+                    try Data(page.utf8).write(to: URL(fileURLWithPath: path))
+                    let rendering = try chromium.render(path, width: 1280, height: 1200)
+                    #expect(rendering.consoleMessages.isEmpty, "report \(number): \(rendering.consoleMessages)")
+                }
             }
         }
     }

@@ -1,3 +1,4 @@
+import CivilDates
 import Foundation
 import Ledger
 import Receipts
@@ -36,10 +37,13 @@ struct RandomLedgerReportTests {
             let price: Int64? =
                 Int.random(in: 0..<100, using: &random) < 4 ? nil : (cheap ? prices[currency]!.0 : prices[currency]!.1)
             let id = "t\(number)"
+            // Storefronts by number (no draw from the generator, so the seeds' ledgers stay as they were).
+            let storefront = ["KOR", "USA", "JPN", nil][number % 4]
             let outcome = try await ledger.recordPurchase(
                 transaction(
                     id, item: item, at: at, price: price, currency: currency, store: store,
-                    environment: store == .stub ? .stub : environment, ownership: bought ? .purchased : .familyShared),
+                    environment: store == .stub ? .stub : environment, ownership: bought ? .purchased : .familyShared,
+                    storefront: storefront),
                 for: uid)
             guard case .recorded = outcome else {
                 throw ReportError(.invalidInput, "purchase \(id) was not recorded: \(outcome)")
@@ -47,7 +51,7 @@ struct RandomLedgerReportTests {
             events.sales.append(
                 .init(
                     transactionId: id, uid: uid, item: item, production: production, bought: bought, priceMilli: price,
-                    currency: price == nil ? nil : currency, at: at))
+                    currency: price == nil ? nil : currency, at: at, storefront: storefront))
             // Refunds (of bought purchases in any book), some reversed later.
             if bought, Int.random(in: 0..<100, using: &random) < 25 {
                 let refundAt = at.addingTimeInterval(Double(Int.random(in: 3_600..<(3 * 86_400), using: &random)))
@@ -70,6 +74,71 @@ struct RandomLedgerReportTests {
         return events
     }
 
+    /// The trailing 7/30/90-day rows equal the model's currency totals summed over the days ending
+    /// on `date` (the 7-day windows cut through the ledger's days, so their edges count).
+    static func checkTrailing(_ written: WrittenReport, events: TestLedgerEvents, date: CalendarDate, zone: String) {
+        var byDay: [CalendarDate: [TestLedgerEvents.Key: TestLedgerEvents.Figures]] = [:]
+        for offset in 0..<RevenueReporter.historyDays {
+            let day = date.adding(days: -offset)
+            byDay[day] = events.expected(day: "\(day)", zone: zone)
+        }
+        for days in RevenueReporter.trailingWindows {
+            var expected: [String: TestLedgerEvents.Figures] = [:]
+            for offset in 0..<days {
+                for (key, figures) in byDay[date.adding(days: -offset)]! where key.kind == nil {
+                    var sum = expected[key.currency] ?? TestLedgerEvents.Figures()
+                    sum.purchases += figures.purchases
+                    sum.gross += figures.gross
+                    sum.refunds += figures.refunds
+                    sum.refunded += figures.refunded
+                    sum.reversals += figures.reversals
+                    sum.reversed += figures.reversed
+                    sum.commission += figures.commission
+                    expected[key.currency] = sum
+                }
+            }
+            var seen: [String: TestLedgerEvents.Figures] = [:]
+            for row in written.rows(level: "trailing_\(days)_days") {
+                #expect(row["period_start"] == "\(date.adding(days: 1 - days))" && row["period_end"] == "\(date)")
+                #expect(row["buyers"] == "" && row["first_time_buyers"] == "")
+                seen[row["currency"]!] = TestLedgerEvents.Figures(
+                    purchases: Int(row["purchases"]!)!, gross: milli(row["gross"])!, refunds: Int(row["refunds"]!)!,
+                    refunded: milli(row["refunded_amount"])!, reversals: Int(row["refund_reversals"]!)!,
+                    reversed: milli(row["reversed_amount"])!, commission: milli(row["estimated_commission"])!)
+            }
+            #expect(seen == expected, "\(date) \(zone) \(days) days")
+        }
+    }
+
+    /// The storefront rows equal the model's per storefront, and each currency's add up to its
+    /// currency row in every summed column.
+    static func checkStorefronts(_ written: WrittenReport, events: TestLedgerEvents, day: String, zone: String) throws {
+        var seen: [String: TestLedgerEvents.Figures] = [:]
+        let columns = [
+            "purchases", "gross", "refunds", "refunded_amount", "refund_reversals", "reversed_amount", "net_revenue",
+            "estimated_commission", "estimated_proceeds",
+        ]
+        var sums: [String: [Int64]] = [:]
+        for row in written.rows(level: "storefront") {
+            #expect(row["period_start"] == day && row["buyers"] == "" && row["arppu"] == "")
+            let storefront = try #require(row["storefront"])
+            #expect(["KOR", "USA", "JPN", "unknown"].contains(storefront))
+            seen["\(row["currency"]!) \(storefront)"] = TestLedgerEvents.Figures(
+                purchases: Int(row["purchases"]!)!, gross: milli(row["gross"])!, refunds: Int(row["refunds"]!)!,
+                refunded: milli(row["refunded_amount"])!, reversals: Int(row["refund_reversals"]!)!,
+                reversed: milli(row["reversed_amount"])!)
+            let values = columns.map { milli(row[$0]) ?? Int64(row[$0]!)! * 1000 }
+            sums[row["currency"]!] = zip(sums[row["currency"]!] ?? Array(repeating: 0, count: columns.count), values)
+                .map { $0 + $1 }
+        }
+        #expect(seen == events.expectedStorefronts(day: day, zone: zone), "\(day) \(zone)")
+        let totals = written.rows(level: "currency")
+        #expect(Set(totals.map { $0["currency"]! }) == Set(sums.keys), "\(day) \(zone)")
+        for row in totals {
+            #expect(sums[row["currency"]!] == columns.map { milli(row[$0]) ?? 0 }, "\(day) \(zone) \(row["currency"]!)")
+        }
+    }
+
     @Test(
         "every day's CSV rows, in UTC and Asia/Seoul, equal the independently computed figures",
         arguments: ["UTC", "Asia/Seoul"])
@@ -85,7 +154,10 @@ struct RandomLedgerReportTests {
                     let expected = events.expected(day: "\(date)", zone: zone)
                     if !expected.isEmpty { daysWithActivity += 1 }
                     var seen = Set<TestLedgerEvents.Key>()
-                    for row in written.rows where row["book"] == "production" && row["currency"] != "" {
+                    for row in written.rows
+                    where row["book"] == "production" && row["currency"] != ""
+                        && ["item", "kind", "currency"].contains(row["level"])
+                    {
                         let key = TestLedgerEvents.Key(
                             currency: row["currency"]!, kind: ItemKind(rawValue: row["item_kind"]!),
                             index: Int(row["item_index"]!))
@@ -115,6 +187,8 @@ struct RandomLedgerReportTests {
                             "\(date) \(zone) net \(net)")
                     }
                     #expect(report.reconciled)
+                    try Self.checkStorefronts(written, events: events, day: "\(date)", zone: zone)
+                    Self.checkTrailing(written, events: events, date: date, zone: zone)
                 }
                 #expect(daysWithActivity >= 5)
             }

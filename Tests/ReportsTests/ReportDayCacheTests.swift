@@ -14,7 +14,7 @@ import Testing
 @Suite("Reports: the report day cache")
 struct ReportDayCacheTests {
     static let date = day("2025-06-10")
-    static let trend = (0..<RevenueReporter.trendDays).map { date.adding(days: -$0) }
+    static let days = (0..<RevenueReporter.historyDays).map { date.adding(days: -$0) }
 
     /// Purchases, refunds, a reversal, family sharing, an unpriced purchase and test traffic over
     /// the trend's days; ana's first purchase is on 06-08, cho's purchase on 06-02 is unpriced.
@@ -116,9 +116,9 @@ struct ReportDayCacheTests {
             }
             #expect(try await cachedDays(db) == ["2025-06-03", "2025-06-04", "2025-06-05", "2025-06-06"])
             let partly = try await reportAsCached(db)
-            // Full: the report's own pre-step fills the other ten days; the next report reads all 14.
+            // Full: the report's own pre-step fills the other 86 days; the next report reads all 90.
             let filling = try await RevenueReporter(client: db.client).daily(date: Self.date)
-            #expect(try await cachedDays(db) == Self.trend.map(\.description).sorted())
+            #expect(try await cachedDays(db) == Self.days.map(\.description).sorted())
             let full = try await reportAsCached(db)
             #expect(try await cacheFailures(db) == [])
 
@@ -177,7 +177,7 @@ struct ReportDayCacheTests {
             try await fillLedger(ledger)
             try await settle(db)
             let before = try await RevenueReporter(client: db.client).daily(date: Self.date)
-            #expect(try await cachedDays(db).count == RevenueReporter.trendDays)
+            #expect(try await cachedDays(db).count == RevenueReporter.historyDays)
             let watermark = try await db.client.query("SELECT caught_up_to FROM first_purchases_watermark")
                 .single().decode(Date.self, at: 0)
             try await late.record(ledger)
@@ -231,7 +231,7 @@ struct ReportDayCacheTests {
             }
             try await settle(db)
             let refilled = try await RevenueReporter(client: db.client).daily(date: Self.date)
-            #expect(try await cachedDays(db).count == RevenueReporter.trendDays)
+            #expect(try await cachedDays(db).count == RevenueReporter.historyDays)
             #expect(Self.rendered(refilled) == Self.rendered(truth))
             #expect(Self.rendered(try await reportAsCached(db)) == Self.rendered(truth))
             #expect(try await cacheFailures(db) == [])
@@ -256,7 +256,8 @@ struct ReportDayCacheTests {
             }
             _ = try await reports()
             let count: PostgresQuery = "SELECT count(*) FROM report_days"
-            #expect(try await db.client.query(count).single().decode(Int.self, at: 0) == 3 * RevenueReporter.trendDays)
+            #expect(
+                try await db.client.query(count).single().decode(Int.self, at: 0) == 3 * RevenueReporter.historyDays)
             // A refund signed at 2025-06-07 09:00 UTC: 06-07 in UTC, in Seoul and in Los Angeles.
             _ = try await ledger.recordRefundEvent(
                 refundEvent("r3", .refund, for: "a1", at: instant("2025-06-07T09:00:00Z")))
@@ -330,7 +331,7 @@ struct ReportDayCacheTests {
             }
             #expect(try await cachedDays(db) == [])
             _ = try await RevenueReporter(client: db.client).daily(date: Self.date)
-            #expect(try await cachedDays(db).count == RevenueReporter.trendDays)
+            #expect(try await cachedDays(db).count == RevenueReporter.historyDays)
             let cached = try await withReadOnlyRole(db) { try await RevenueReporter(client: $0).daily(date: Self.date) }
             #expect(Self.rendered(cached) == Self.rendered(computed))
         }

@@ -63,14 +63,14 @@ func productId(_ item: ItemID) -> String {
 func transaction(
     _ id: String, item: ItemID, at date: Date, price: Int64?, currency: String = "KRW",
     store: VerifiedTransaction.Store = .appStore, environment: StoreEnvironment = .production,
-    ownership: OwnershipType = .purchased
+    ownership: OwnershipType = .purchased, storefront: String? = "KOR"
 ) -> VerifiedTransaction {
     VerifiedTransaction(
         store: store, environment: environment, transactionId: id, originalTransactionId: id,
         bundleId: "com.memolease.sesac1",
         productId: productId(item), productType: .nonConsumable, purchaseDate: date, originalPurchaseDate: date,
         signedDate: date.addingTimeInterval(2), priceMilli: price, currency: price == nil ? nil : currency,
-        storefront: "KOR",
+        storefront: storefront,
         ownershipType: ownership, appAccountToken: nil, evidenceSHA256: fakeDigest("\(store)/\(environment)/\(id)"))
 }
 

@@ -92,7 +92,7 @@ struct SeedTests {
             try await seeder.vacuum()
             let plans = try await RevenueReporter(client: db.client).explainDaily(
                 date: day("2025-06-30"), options: ReportOptions(timeZone: "Asia/Seoul"))
-            #expect(plans.count == 5)
+            #expect(plans.count == 6)
             for (query, plan) in plans {
                 let text = plan.joined(separator: "\n")
                 // The report day cache's check reads what was recorded since the watermark instead.

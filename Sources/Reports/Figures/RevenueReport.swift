@@ -30,12 +30,17 @@ public struct RevenueReport: Sendable {
     public let reconciliation: [ReconciliationCheckResult]
     /// Daily only: Apple's Summary Sales Report of the same date against the ledger, when imported.
     public internal(set) var appleSays: AppleSalesComparison? = nil
+    /// Refund rates' and ARPPU's inputs live in the figures above; storefronts, the trailing 30 and
+    /// 90 days and a month report's month live here (issue 28).
+    public internal(set) var operators = OperatorFigures()
 
     public var reconciled: Bool { reconciliation.allSatisfy(\.passed) }
 
-    /// The folder name under the output directory: `2025-03-09`, or `2025-03-01_2025-03-31_by-week`.
+    /// The folder name under the output directory: `2025-03-09`, `2025-03-01_2025-03-31_by-week`, or
+    /// a month report's `2025-03`.
     public var folderName: String {
-        switch kind {
+        if let month = operators.month { return month }
+        return switch kind {
         case .daily(let date): "\(date)"
         case .range(let first, let last, let grouping): "\(first)_\(last)_by-\(grouping.rawValue)"
         }

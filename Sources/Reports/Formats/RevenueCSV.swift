@@ -16,6 +16,7 @@ public enum RevenueCSV {
         "item_name", "purchases", "gross", "refunds", "refunded_amount", "refund_reversals", "reversed_amount",
         "net_revenue", "commission_rate", "estimated_commission", "estimated_proceeds", "buyers", "first_time_buyers",
         "family_shared_grants", "family_shared_revokes", "unpriced_purchases", "support_grants", "support_revokes",
+        "refund_rate_units_percent", "refund_rate_amount_percent", "arppu", "storefront",
     ]
 
     static let byteOrderMark = "\u{FEFF}"
@@ -46,6 +47,7 @@ public enum RevenueCSV {
                         money(line.commissionMilli), money(line.proceedsMilli), String(line.buyers),
                         String(line.firstTimeBuyers), "0", "0", "0", "0", "0",
                     ])
+                    rows[rows.count - 1] += operatorFields(line, currency: key.currency)
                 }
                 for (key, grants) in figures.sortedGrants(in: book) {
                     rows.append([
@@ -55,10 +57,11 @@ public enum RevenueCSV {
                         String(grants.familyShared), String(grants.familyRevokes), String(grants.unpriced),
                         String(grants.supportGrants), String(grants.supportRevokes),
                     ])
+                    rows[rows.count - 1] += emptyOperatorFields
                 }
             }
         }
-        return rows
+        return rows + operatorRecords(report)
     }
 
     /// One field: quoted when it holds a comma, quote, CR or LF (quotes doubled). Text a

@@ -11,7 +11,9 @@ public enum RevenueHTML {
             title = "Revenue report for \(date) (\(report.options.timeZone))"
             RevenueMarkdown.daily(report, date: date, into: &document)
         case .range(let first, let last, let grouping):
-            title = "Revenue report for \(first) to \(last) by \(grouping.rawValue) (\(report.options.timeZone))"
+            title =
+                RevenueMarkdown.monthTitle(report)
+                ?? "Revenue report for \(first) to \(last) by \(grouping.rawValue) (\(report.options.timeZone))"
             RevenueMarkdown.range(report, first: first, last: last, grouping: grouping, into: &document)
         }
         document.figuresTable(columns: RevenueCSV.columns, rows: RevenueCSV.records(report))

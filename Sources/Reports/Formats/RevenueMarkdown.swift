@@ -38,12 +38,15 @@ public enum RevenueMarkdown {
                 kind, in: day, catalog: report.catalog,
                 emptyText: "No \(kind.rawValue) purchases or refunds on this day.", into: &document)
         }
+        ratesSection(day, periodNoun: "day", into: &document)
+        storefrontSection(report.operators.wholeStorefronts, periodNoun: "day", into: &document)
 
         document.heading(2, "Refunds on this day")
         refundsSection(report, into: &document)
 
         document.heading(2, "\(RevenueReporter.trendDays)-day trend")
         trendSection(report.trend, into: &document)
+        trailingSection(report, into: &document)
 
         grantsAndTestTraffic(day, catalog: report.catalog, periodNoun: "day", into: &document)
         appleSaysSection(report, into: &document)
@@ -88,7 +91,7 @@ public enum RevenueMarkdown {
         let zone = report.options.timeZone
         let whole = report.whole
         let noun = grouping.rawValue
-        document.heading(1, "Revenue report for \(first) to \(last) by \(noun) (\(zone))")
+        document.heading(1, monthTitle(report) ?? "Revenue report for \(first) to \(last) by \(noun) (\(zone))")
         var periodText =
             "**Range:** \(first) to \(last) in \(zone), from \(whole.period.startsAtUTC) UTC to "
             + "\(whole.period.endsAtUTC) UTC: \(report.periods.count) \(noun)\(report.periods.count == 1 ? "" : "s")"
@@ -130,6 +133,8 @@ public enum RevenueMarkdown {
                 kind, in: whole, catalog: report.catalog,
                 emptyText: "No \(kind.rawValue) purchases or refunds in this range.", into: &document)
         }
+        ratesSection(whole, periodNoun: "range", into: &document)
+        storefrontSection(report.operators.wholeStorefronts, periodNoun: "range", into: &document)
 
         if report.periods.count >= 2 {
             document.heading(2, "Trend")
@@ -139,8 +144,10 @@ public enum RevenueMarkdown {
         grantsAndTestTraffic(whole, catalog: report.catalog, periodNoun: "range", into: &document)
         reconciliationSection(report, into: &document)
         document.footer(
-            "Made by `shopledger report range --from \(first) --to \(last) --by \(grouping.rawValue) --tz \(zone) "
-                + "--commission \(report.options.commission)`."
+            "Made by "
+                + (monthCommand(report)
+                    ?? "`shopledger report range --from \(first) --to \(last) --by \(grouping.rawValue) --tz \(zone) "
+                    + "--commission \(report.options.commission)`") + "."
                 + (report.dataAsOf.map { " Data as of \($0) UTC." } ?? " The ledger is empty."))
     }
 

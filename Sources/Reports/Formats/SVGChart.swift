@@ -1,6 +1,6 @@
 /// Draws a `ReportChart` as inline SVG inside a `<figure>`: bars in whole pixels (so the same
 /// figures give the same bytes), colours from the page's style sheet (so dark mode recolours them),
-/// each bar titled with its exact value, a legend, and the axis labelled at zero and its extremes.
+/// each bar titled with its exact value, a legend, and the axis labelled at round steps (`AxisTicks`).
 struct SVGChart {
     let chart: ReportChart
 
@@ -41,11 +41,17 @@ struct SVGChart {
             lines.append(
                 "<ul class=\"legend\">"
                     + chart.series.enumerated().map { index, series in
-                        "<li><span class=\"swatch s\(index)\"></span>\(HTMLDocument.escape(series.name))</li>"
+                        "<li><span class=\"swatch \(seriesClass(index))\"></span>\(HTMLDocument.escape(series.name))</li>"
                     }.joined() + "</ul>")
         }
         lines.append("</figure>")
         return lines.joined(separator: "\n")
+    }
+
+    /// The style class of series `index`: `s0`, `s1`, … (the trend's net revenue green, refunds
+    /// red); returning buyers get `s2`, a colour of their own, so they never read as refunds.
+    func seriesClass(_ index: Int) -> String {
+        chart.purpose == .buyers && index == 1 ? "s2" : "s\(index)"
     }
 
     // MARK: Vertical bars (grouped or stacked) over periods
@@ -66,13 +72,19 @@ struct SVGChart {
                 lowest = min(lowest, values.min() ?? 0)
             }
         }
+        // The axis runs from a round tick at or below the lowest value to one at or above the highest.
+        let ticks = AxisTicks(
+            lowest: lowest, highest: highest,
+            minimumStep: chart.currency.map(CurrencyFormat.minorUnitMilli) ?? 1
+        ).values.sorted(by: >)
+        highest = ticks.first ?? highest
+        lowest = ticks.last ?? lowest
         if highest == lowest { highest = lowest + 1 }
         let span = Double(highest) - Double(lowest)
         func y(_ value: Int64) -> Int {
             top + Int(((Double(highest) - Double(value)) / span * Double(plotHeight)).rounded())
         }
 
-        let ticks = Set([highest, 0, lowest]).sorted(by: >)
         // The labels end 6 units left of the plot and must start inside the drawing.
         let widest = ticks.map { Self.textWidth(chart.label($0)) }.max() ?? 0
         let left = max(Self.axisWidth, widest + 10)
@@ -109,7 +121,7 @@ struct SVGChart {
                 let barX = x + (slot - barsWidth) / 2 + (stacked ? 0 : index * barWidth)
                 let (y1, y2) = (y(max(from, to)), y(min(from, to)))
                 parts.append(
-                    "<rect class=\"s\(index)\" x=\"\(barX)\" y=\"\(y1)\" width=\"\(barWidth)\" height=\"\(max(value == 0 ? 0 : 1, y2 - y1))\">"
+                    "<rect class=\"\(seriesClass(index))\" x=\"\(barX)\" y=\"\(y1)\" width=\"\(barWidth)\" height=\"\(max(value == 0 ? 0 : 1, y2 - y1))\">"
                         + "<title>\(HTMLDocument.escape("\(name): \(series.name) \(chart.label(value))"))</title></rect>"
                 )
             }

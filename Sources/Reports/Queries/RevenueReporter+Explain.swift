@@ -30,6 +30,7 @@ extension RevenueReporter {
                         days, timeZone: options.timeZone, since: try await FirstPurchaseSQL.since(on: connection))
                 ),
                 ("the day's refunds", RevenueQueries.refundLinesQuery(day, limit: options.refundListLimit)),
+                ("the day's revenue per storefront", StorefrontQueries.query(day)),
                 ("the day's revenue postings (reconciliation)", RevenueQueries.revenuePostingsQuery(day)),
             ]
             var plans: [(query: String, plan: [String])] = []

@@ -30,20 +30,25 @@ public struct RevenueReporter: Sendable {
         await fillDayCache(date: date, options: options)
         return try await client.withTransaction(.init(isolation: .repeatableRead, readOnly: true)) { connection in
             try await Self.prepare(connection, timeZone: options.timeZone)
-            let periods = try await Self.trendPeriods(date: date, timeZone: options.timeZone, on: connection)
+            let periods = try await Self.trendPeriods(
+                date: date, days: Self.historyDays, timeZone: options.timeZone, on: connection)
             let day = periods.last!.first
-            let trend = try await Self.figures(periods, byCachedDay: true, options: options, on: connection)
+            let history = try await Self.figures(periods, byCachedDay: true, options: options, on: connection)
+            let trend = Array(history.suffix(Self.trendDays))
             let dayWindow = ReportWindow(timeZone: options.timeZone, periods: [periods.last!])
             let refunds = try await RevenueQueries.refundLines(
                 dayWindow, limit: options.refundListLimit, on: connection)
             let reconciliation = try await Self.reconcile(
                 dayWindow, scope: "this day", options: options, on: connection)
             logger.debug("daily report", metadata: ["date": "\(day)", "zone": "\(options.timeZone)"])
-            return try await RevenueReport(
+            var report = try await RevenueReport(
                 kind: .daily(day), options: options, periods: [trend.last!], whole: trend.last!, trend: trend,
                 refunds: refunds, catalog: try await RevenueQueries.catalog(on: connection),
                 dataAsOf: try await RevenueQueries.dataAsOf(on: connection), reconciliation: reconciliation
             ).addingAppleSays(on: connection)
+            report.operators = try await Self.operatorFigures(
+                periods: [periods.last!], trailing: history, options: options, on: connection)
+            return report
         }
     }
 
@@ -78,10 +83,12 @@ public struct RevenueReporter: Sendable {
             }
             let window = ReportWindow(timeZone: options.timeZone, periods: periods)
             let reconciliation = try await Self.reconcile(window, scope: "this range", options: options, on: connection)
-            return RevenueReport(
+            var report = RevenueReport(
                 kind: .range(first: first, last: last, grouping: grouping), options: options, periods: figures,
                 whole: whole, trend: [], refunds: [], catalog: try await RevenueQueries.catalog(on: connection),
                 dataAsOf: try await RevenueQueries.dataAsOf(on: connection), reconciliation: reconciliation)
+            report.operators = try await Self.operatorFigures(periods: periods, options: options, on: connection)
+            return report
         }
     }
 
@@ -94,7 +101,7 @@ public struct RevenueReporter: Sendable {
         await FirstPurchaseCatchUp(client: client, invalidating: .reportDays, logger: logger).runLogged()
     }
 
-    /// Stores the trend's days the report day cache lacks (migration 0013), in a transaction of
+    /// Stores the daily report's days (`historyDays`) the report day cache lacks (migration 0013), in a transaction of
     /// its own holding the catch-up's lock, on a primary; the report is the same without it, only
     /// slower. Skipped like the catch-up, and for a time zone the database does not know.
     func fillDayCache(date: CalendarDate?, options: ReportOptions) async {
@@ -103,7 +110,8 @@ public struct RevenueReporter: Sendable {
                 .whileLocked { connection in
                     try await connection.query("SET LOCAL work_mem = '64MB'")
                     guard try await RevenueQueries.isKnownTimeZone(options.timeZone, on: connection) else { return 0 }
-                    let periods = try await Self.trendPeriods(date: date, timeZone: options.timeZone, on: connection)
+                    let periods = try await Self.trendPeriods(
+                        date: date, days: Self.historyDays, timeZone: options.timeZone, on: connection)
                     return try await ReportDayCache.fill(periods, timeZone: options.timeZone, on: connection)
                 }
             if case .ran(let filled) = outcome, filled > 0 {
@@ -114,10 +122,10 @@ public struct RevenueReporter: Sendable {
         }
     }
 
-    /// The daily report's trend: `date` (default yesterday in `timeZone`) and the days before it,
-    /// each a period.
+    /// The daily report's days: `date` (default yesterday in `timeZone`) and the `days - 1` before
+    /// it, each a period.
     static func trendPeriods(
-        date: CalendarDate?, timeZone: String, on connection: PostgresConnection
+        date: CalendarDate?, days count: Int = trendDays, timeZone: String, on connection: PostgresConnection
     ) async throws -> [ReportPeriod] {
         let day: CalendarDate
         if let date {
@@ -125,10 +133,10 @@ public struct RevenueReporter: Sendable {
         } else {
             day = try await RevenueQueries.yesterday(in: timeZone, on: connection)
         }
-        guard day.daysSinceEpoch - trendDays >= CalendarDate(year: 1, month: 1, day: 1)!.daysSinceEpoch else {
+        guard day.daysSinceEpoch - count >= CalendarDate(year: 1, month: 1, day: 1)!.daysSinceEpoch else {
             throw ReportError(.invalidInput, "\(day) is too early for a report")
         }
-        let days = (0..<trendDays).reversed().map { day.adding(days: -$0) }
+        let days = (0..<count).reversed().map { day.adding(days: -$0) }
         return try await RevenueQueries.periods(days.map { $0...$0 }, timeZone: timeZone, on: connection)
     }
 

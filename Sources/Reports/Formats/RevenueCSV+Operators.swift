@@ -1,0 +1,63 @@
+import Ledger
+
+/// The CSV's operator figures (issue 28): three columns on every revenue row (refund rates and
+/// ARPPU), and rows of their own after the others: production revenue per storefront
+/// (`level` `storefront`, column `storefront`), and in a daily report the production totals of the
+/// 7, 30 and 90 days ending on the day (`level` `trailing_7_days` …, `period_start` the window's first
+/// day). Those rows have no buyers (empty fields: distinct buyers are not counted per storefront and
+/// do not add up across days), so filtering `level` keeps every sum as it was.
+extension RevenueCSV {
+    /// The last four of `columns`, which every row ends with.
+    static let operatorColumns = Array(columns.suffix(4))
+
+    static let emptyOperatorFields = ["", "", "", ""]
+
+    /// Refund rates (percent, one decimal, half up; empty without purchases) and ARPPU (net revenue
+    /// per buyer, half to even to the milliunit; empty without buyers) of a revenue line.
+    static func operatorFields(_ line: RevenueFigures, currency: String, storefront: String = "") -> [String] {
+        [
+            OperatorRates.unitRefundRate(line) ?? "", OperatorRates.amountRefundRate(line) ?? "",
+            OperatorRates.arppuMilli(line).map { CurrencyFormat.amount($0, currency: currency) } ?? "", storefront,
+        ]
+    }
+
+    /// The storefront rows of each period, then (daily) the trailing windows' rows.
+    static func operatorRecords(_ report: RevenueReport) -> [[String]] {
+        var rows: [[String]] = []
+        for (figures, storefronts) in zip(report.periods, report.operators.storefronts) {
+            let period = figures.period
+            for (key, line) in storefronts.sortedLines() {
+                rows.append(
+                    totalsRow(
+                        report, first: "\(period.first)", last: "\(period.last)", level: "storefront",
+                        currency: key.currency, line: line)
+                        + operatorFields(line, currency: key.currency, storefront: key.storefrontText))
+            }
+        }
+        for window in report.operators.trailingTotals {
+            for currency in window.totals.keys.sorted() {
+                let line = window.total(currency)
+                rows.append(
+                    totalsRow(
+                        report, first: "\(window.first)", last: "\(window.last)",
+                        level: "trailing_\(window.days)_days", currency: currency, line: line)
+                        + operatorFields(line, currency: currency))
+            }
+        }
+        return rows
+    }
+
+    /// The CSV's main columns for a production total without buyers.
+    private static func totalsRow(
+        _ report: RevenueReport, first: String, last: String, level: String, currency: String, line: RevenueFigures
+    ) -> [String] {
+        let money = { (milli: Int64) in CurrencyFormat.amount(milli, currency: currency) }
+        return [
+            first, last, report.options.timeZone, LedgerBook.production, level, currency, "", "", "", "",
+            String(line.purchases), money(line.grossMilli), String(line.refunds), money(line.refundedMilli),
+            String(line.reversals), money(line.reversedMilli), money(line.netMilli),
+            report.options.commission.description, money(line.commissionMilli), money(line.proceedsMilli), "", "",
+            "0", "0", "0", "0", "0",
+        ]
+    }
+}
