@@ -23,6 +23,11 @@ public struct SummarySalesParser: Sendable {
     static let maximumFieldBytes = 8000
     /// The most units one row may state, either sign.
     static let maximumUnits = 10_000_000
+    /// The most the file's rows may add up to, Σ |Units × Customer Price| in milliunits of any
+    /// currencies: every sum the comparison makes in bigint stays far from overflowing.
+    static let maximumTotalMilli: Int64 = 1_000_000_000_000_000_000
+    /// Years a report's date may name (PostgreSQL's date has no year 0; Apple's reports began in 2008).
+    static let years = 2000...9999
 
     public let limits: SummarySalesLimits
 
@@ -85,6 +90,7 @@ public struct SummarySalesParser: Sendable {
         var reportDate: CalendarDate?
         var provider: String?
         var providerCountry: String?
+        var total: Int64 = 0
         for line in dataLines {
             let fields = try decode(line.bytes, line: line.number).split(
                 separator: "\t", omittingEmptySubsequences: false)
@@ -109,12 +115,19 @@ public struct SummarySalesParser: Sendable {
                 provider = try reader.optional("Provider")
                 providerCountry = try reader.optional("Provider Country")
             }
+            let units = try reader.units("Units")
+            let price = try reader.amount("Customer Price")
+            let (rowTotal, overflow) = Int64(units.magnitude).multipliedReportingOverflow(by: Int64(price.magnitude))
+            guard !overflow, rowTotal <= Self.maximumTotalMilli - total else {
+                throw reader.error(
+                    "Units", "the rows' Units × Customer Price add up past \(Self.maximumTotalMilli) milliunits")
+            }
+            total += rowTotal
             rows.append(
                 SummarySalesRow(
                     line: line.number, sku: try reader.required("SKU"), title: try reader.optional("Title"),
                     productType: try reader.required("Product Type Identifier"),
-                    units: try reader.units("Units"),
-                    customerPriceMilli: try reader.amount("Customer Price"),
+                    units: units, customerPriceMilli: price,
                     customerCurrency: try reader.code("Customer Currency", length: 3),
                     countryCode: try reader.code("Country Code", length: 2),
                     developerProceedsMilli: try reader.amount("Developer Proceeds"),
@@ -207,8 +220,11 @@ struct FieldReader {
         guard parts.count == 3, parts[0].count == 2, parts[1].count == 2, parts[2].count == 4,
             parts.allSatisfy({ $0.utf8.allSatisfy(Milliunits.isDigit) }),
             let month = Int(parts[0]), let day = Int(parts[1]), let year = Int(parts[2]),
-            let date = CalendarDate(year: year, month: month, day: day)
-        else { throw error(column, "'\(text)' is not a date MM/DD/YYYY") }
+            SummarySalesParser.years.contains(year), let date = CalendarDate(year: year, month: month, day: day)
+        else {
+            throw error(
+                column, "'\(text)' is not a date MM/DD/YYYY (years \(SummarySalesParser.years.lowerBound) to 9999)")
+        }
         return date
     }
 

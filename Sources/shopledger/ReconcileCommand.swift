@@ -22,7 +22,9 @@ struct ReconcileCommand: AsyncParsableCommand {
         commandName: "reconcile",
         abstract: "Check the ledger's invariants and name the rows that break them.",
         discussion: checksDiscussion
-            + "\n\n`shopledger reconcile apple --date D` compares Apple's Summary Sales Report of day D instead.",
+            + "\n\nWithout a subcommand it runs `ledger`, taking its options (--json, --max-failures N and the "
+            + "database options: `shopledger reconcile ledger --help`). `shopledger reconcile apple --date D` "
+            + "compares Apple's Summary Sales Report of day D instead.",
         subcommands: [ReconcileLedgerCommand.self, ReconcileAppleCommand.self],
         defaultSubcommand: ReconcileLedgerCommand.self)
 }

@@ -20,9 +20,10 @@ struct AppleCommandTests {
             defer { try? FileManager.default.removeItem(at: folder) }
             let good = folder.appendingPathComponent("S_D_80012345_20250309.txt.gz").path
             let bad = folder.appendingPathComponent("bad.txt").path
-            FileManager.default.createFile(atPath: good, contents: Data(generator.gzipped()))
-            FileManager.default.createFile(
-                atPath: bad, contents: Data(SummarySalesParserTests.corrupt("Units", to: "three")))
+            #expect(FileManager.default.createFile(atPath: good, contents: Data(generator.gzipped())))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: bad, contents: Data(SummarySalesParserTests.corrupt("Units", to: "three"))))
             let database = ["--database-url", db.url]
 
             let imported = try await ShopLedgerRun.run(["apple", "sales", "import", good, bad, good] + database)
@@ -41,7 +42,7 @@ struct AppleCommandTests {
 
             generator.rows.removeAll { $0.countryCode == "JP" }
             let newer = folder.appendingPathComponent("newer.txt").path
-            FileManager.default.createFile(atPath: newer, contents: Data(generator.text()))
+            #expect(FileManager.default.createFile(atPath: newer, contents: Data(generator.text())))
             let second = try await ShopLedgerRun.run(["apple", "sales", "import", newer] + database)
             #expect(second.status == 0 && second.output.contains("supersedes"), "\(second.output)")
             let differs = try await ShopLedgerRun.run(

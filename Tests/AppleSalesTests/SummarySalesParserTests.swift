@@ -85,6 +85,8 @@ struct SummarySalesParserTests {
         let cases: [(bytes: [UInt8], column: String, says: String)] = [
             (Self.corrupt("Begin Date", to: "2025-03-09"), "Begin Date", "not a date MM/DD/YYYY"),
             (Self.corrupt("End Date", to: "02/30/2025"), "End Date", "not a date"),
+            (Self.corrupt("Begin Date", to: "03/09/0000"), "Begin Date", "not a date"),
+            (Self.corrupt(["Units": "9999999", "Customer Price": "999999999999"], line: 3), "Units", "add up past"),
             (Self.corrupt("Units", to: "three"), "Units", "not a whole number"),
             (Self.corrupt("Units", to: "1.5"), "Units", "not a whole number"),
             (Self.corrupt("Customer Price", to: "0.9999"), "Customer Price", "more than 3 decimals"),

@@ -16,7 +16,7 @@ struct AppendOnlyTests {
             try await Self.fillEveryTable(ledger)
             let rowsBefore = try await scalar(db.client, PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"))
             #expect(rowsBefore > 0)
-            let column = table == "posting_rows" ? "currency" : "transaction_id"
+            let column = Self.columnToUpdate[table, default: "transaction_id"]
             for statement in [
                 "UPDATE \(table) SET \(column) = \(column)",
                 "DELETE FROM \(table)",
@@ -39,7 +39,7 @@ struct AppendOnlyTests {
     func replicaRoleStillRefused(table: String) async throws {
         try await withLedger(table) { db, ledger in
             try await Self.fillEveryTable(ledger)
-            let column = table == "posting_rows" ? "currency" : "transaction_id"
+            let column = Self.columnToUpdate[table, default: "transaction_id"]
             let error = try await #require(throws: PostgresError.self) {
                 try await db.client.withTransaction { connection in
                     try await connection.query("SET LOCAL session_replication_role = replica")
@@ -67,8 +67,13 @@ struct AppendOnlyTests {
         }
     }
 
-    /// A purchase, its refund, a stored, applied notification and a price learned later: a row in every
-    /// append-only table.
+    /// A column each table has, for the refused UPDATE (most have `transaction_id`).
+    static let columnToUpdate = [
+        "posting_rows": "currency", "apple_sales_reports": "file_name", "apple_sales_report_rows": "sku",
+    ]
+
+    /// A purchase, its refund, a stored, applied notification, a price learned later and an imported
+    /// Apple sales report: a row in every append-only table.
     static func fillEveryTable(_ ledger: LedgerStore) async throws {
         _ = try await ledger.register(uid: "alice", profile: testProfile)
         _ = try await ledger.recordPurchase(makeTransaction("t1"), for: "alice")
@@ -84,5 +89,19 @@ struct AppendOnlyTests {
         _ = try await ledger.applyNotification("n1")
         _ = try await ledger.grantCompensation(
             .face(2), to: "alice", SupportRequest(actor: "support", reason: "refunded by mistake", transactionId: "t1"))
+        // As `shopledger apple sales import` stores one (AppleSalesTests import real files).
+        try await ledger.client.query(
+            """
+            WITH report AS (
+                INSERT INTO apple_sales_reports (report_date, format_version, header, file_name, content_sha256,
+                    uncompressed_bytes, row_count)
+                VALUES ('2025-03-09', '1_3', 'SKU', 'report.txt', \(Data(fakeDigest("report"))), 100, 1)
+                RETURNING report_id
+            )
+            INSERT INTO apple_sales_report_rows (report_id, line, sku, product_type, units, customer_price_milli,
+                customer_currency, country_code, developer_proceeds_milli, proceeds_currency)
+            SELECT report_id, 2, 'com.memolease.sesac1.sprout2', 'IA1', 1, 2500000, 'KRW', 'KR', 1750000, 'KRW'
+            FROM report
+            """)
     }
 }
