@@ -27,6 +27,8 @@ public struct RevenueReport: Sendable {
     /// When the newest journal entry was recorded (UTC), nil for an empty ledger.
     public let dataAsOf: String?
     public let reconciliation: [ReconciliationCheckResult]
+    /// The production figures in `options.reportingCurrency` (nil without one).
+    public var converted: ConvertedFigures? = nil
 
     public var reconciled: Bool { reconciliation.allSatisfy(\.passed) }
 

@@ -57,6 +57,7 @@ public enum RevenueCSV {
                     ])
                 }
             }
+            rows += reportingCurrencyRecords(report, period: period)
         }
         return rows
     }
