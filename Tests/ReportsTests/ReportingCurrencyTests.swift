@@ -109,6 +109,12 @@ struct ReportingCurrencyTests {
         let eur = try #require(rates.rate(of: "EUR", on: day("2026-11-06")))
         #expect(eur.rate.numerator == 10_000 && eur.rate.denominator == 11_617)
         #expect(rates.rate(of: "USD", on: day("2026-11-07"))?.rate == .one)
+        // A day the reporting currency is not quoted crosses nothing: the last day both are quoted.
+        let gap = try FXRates.parse(
+            Array("Date,USD,KRW,\n2026-11-09,N/A,1655.10,\n2026-11-06,1.1617,1650.30,\n".utf8), fileName: "g.csv",
+            reportingCurrency: "USD")
+        #expect(gap.rate(of: "KRW", on: day("2026-11-09"))?.date == day("2026-11-06"))
+        #expect(gap.rate(of: "EUR", on: day("2026-11-09"))?.date == day("2026-11-06"))
         // In euros, the rates are the file's own; CRLF line ends read the same.
         let euro = try FXRates.parse(
             Array(Self.ecb.replacingOccurrences(of: "\n", with: "\r\n").utf8), fileName: "e.csv",
@@ -240,6 +246,8 @@ struct ReportingCurrencyTests {
             let report = try await reporter.range(
                 from: day("2026-11-06"), through: day("2026-11-06"), by: .day, options: options)
             #expect(report.converted?.whole.grossMilli == 0)
+            // Like the other levels, a period without production lines has no converted CSV row.
+            #expect(RevenueCSV.records(report).isEmpty)
         }
     }
 

@@ -45,30 +45,36 @@ public struct ExactRate: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `1391.25`, `0.00071878`, `175` (digits with at most one point, digits on both sides of it).
     public static func parse(_ text: Substring) -> Result<ExactRate, ParseFailure> {
-        let bytes = Array(text.utf8)
-        var whole: [UInt8] = []
-        var fraction: [UInt8] = []
+        // One pass over the bytes, no allocation: a rates file has hundreds of thousands of them.
+        var numerator: UInt128 = 0
+        var denominator: UInt128 = 1
+        var wholeDigits = 0
+        var fractionDigits = 0
+        var significantDigits = 0
         var seenPoint = false
-        for byte in bytes {
+        for byte in text.utf8 {
             if byte == UInt8(ascii: ".") {
                 guard !seenPoint else { return .failure(.notADecimal) }
                 seenPoint = true
             } else if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
-                if seenPoint { fraction.append(byte) } else { whole.append(byte) }
+                if seenPoint {
+                    fractionDigits += 1
+                    guard fractionDigits <= maximumFractionDigits else { return .failure(.tooManyDigits) }
+                    denominator *= 10
+                } else {
+                    wholeDigits += 1
+                }
+                if numerator > 0 || byte != UInt8(ascii: "0") {
+                    significantDigits += 1
+                    guard significantDigits <= maximumDigits else { return .failure(.tooManyDigits) }
+                    numerator = numerator * 10 + UInt128(byte - UInt8(ascii: "0"))
+                }
             } else {
                 return .failure(.notADecimal)
             }
         }
-        guard !whole.isEmpty, !seenPoint || !fraction.isEmpty else { return .failure(.notADecimal) }
-        let significant = (whole + fraction).drop { $0 == UInt8(ascii: "0") }
-        guard significant.count <= maximumDigits, fraction.count <= maximumFractionDigits else {
-            return .failure(.tooManyDigits)
-        }
-        var numerator: UInt128 = 0
-        for byte in significant { numerator = numerator * 10 + UInt128(byte - UInt8(ascii: "0")) }
+        guard wholeDigits > 0, !seenPoint || fractionDigits > 0 else { return .failure(.notADecimal) }
         guard numerator > 0 else { return .failure(.notPositive) }
-        var denominator: UInt128 = 1
-        for _ in fraction { denominator *= 10 }
         return .success(ExactRate(numerator: numerator, denominator: denominator, text: String(text)))
     }
 

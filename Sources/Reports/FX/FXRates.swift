@@ -40,26 +40,53 @@ public struct FXRates: Sendable, Hashable {
     public let source: Source
     /// The file's name as the operator gave it, for the report and for errors.
     public let fileName: String
-    /// Per currency, its rates oldest first, one per date.
+    /// Per currency, its rates oldest first, one per date: per unit of the reporting currency, or
+    /// (``crossesThroughEuro``) per euro as the ECB's file gives them.
     let rates: [String: [DatedRate]]
+    /// ECB rates with a reporting currency other than EUR: crossed when looked up (only the days
+    /// and currencies a report needs, not every cell of a 25-year file).
+    let crossesThroughEuro: Bool
+    /// With ``crossesThroughEuro``: the reporting currency's rate per euro on each day it is quoted.
+    let reportingPerEuro: [CalendarDate: ExactRate]
 
     /// The rate of `currency` for `day`: that day's, or else the last earlier one (nil when the file
-    /// has none on or before `day`). The reporting currency's rate is 1 on every day.
+    /// has none on or before `day`). The reporting currency's rate is 1 on every day. Crossed
+    /// through the euro, a day counts only when both currencies are quoted on it.
     public func rate(of currency: String, on day: CalendarDate) -> DatedRate? {
         if currency == reportingCurrency { return DatedRate(date: day, rate: .one) }
-        guard let dated = rates[currency] else { return nil }
-        // The last index whose date is <= day (binary search; dates are sorted and distinct).
+        guard crossesThroughEuro else {
+            guard let dated = rates[currency], let index = Self.lastIndex(in: dated, onOrBefore: day) else {
+                return nil
+            }
+            return dated[index]
+        }
+        if currency == "EUR" {
+            // Euros per unit of R = 1 / (R per EUR).
+            guard let dated = rates[reportingCurrency], let index = Self.lastIndex(in: dated, onOrBefore: day) else {
+                return nil
+            }
+            return DatedRate(date: dated[index].date, rate: dated[index].rate.reciprocal)
+        }
+        guard let dated = rates[currency], var index = Self.lastIndex(in: dated, onOrBefore: day) else { return nil }
+        while true {
+            if let reporting = reportingPerEuro[dated[index].date] {
+                return DatedRate(date: dated[index].date, rate: dated[index].rate.dividedBy(reporting))
+            }
+            guard index > 0 else { return nil }
+            index -= 1
+        }
+    }
+
+    /// The last index whose date is on or before `day` (binary search; dates sorted and distinct).
+    static func lastIndex(in dated: [DatedRate], onOrBefore day: CalendarDate) -> Int? {
         var low = 0
         var high = dated.count
         while low < high {
             let middle = (low + high) / 2
             if dated[middle].date <= day { low = middle + 1 } else { high = middle }
         }
-        return low == 0 ? nil : dated[low - 1]
+        return low == 0 ? nil : low - 1
     }
-
-    /// Currencies the file gives a rate for, by code (the reporting currency always converts).
-    public var currencies: [String] { rates.keys.sorted() }
 
     /// Whether `code` is three ASCII capital letters (`USD`, `KRW`).
     public static func isCurrencyCode(_ code: some StringProtocol) -> Bool {
@@ -70,7 +97,7 @@ public struct FXRates: Sendable, Hashable {
 
     /// Parses a rates file's bytes.
     /// - Throws: `ReportError(.invalidFXRates)` naming `fileName`, the line and the column (1-based,
-    ///   in characters) of the first thing that is not right.
+    ///   in bytes) of the first thing that is not right.
     public static func parse(
         _ bytes: [UInt8], fileName: String, reportingCurrency: String
     ) throws(ReportError) -> FXRates {
@@ -87,8 +114,10 @@ public struct FXRates: Sendable, Hashable {
         guard let text = String(validating: body, as: UTF8.self) else {
             throw ReportError(.invalidFXRates, "\(fileName): not UTF-8 text")
         }
-        // "\r\n" is one Character in Swift, so it is a separator of its own.
-        var lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        // Lines split on LF bytes, a CR before it dropped (by bytes: this runs over the whole file).
+        var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
+            Substring(line.last == UInt8(ascii: "\r") ? line.dropLast() : line)
+        }
         if lines.last == "" { lines.removeLast() }
         guard lines.count <= maximumLines + 1 else {
             throw ReportError(.invalidFXRates, "\(fileName): more than \(maximumLines) rows")
@@ -114,14 +143,15 @@ public struct FXRates: Sendable, Hashable {
             case .ecb: try parser.readECBRow(fields, line: offset + 1)
             }
         }
+        let crosses = source == .ecb && reportingCurrency != "EUR"
         return FXRates(
             reportingCurrency: reportingCurrency, source: source, fileName: fileName,
             rates: parser.rates.mapValues { byDate in
                 byDate.sorted { $0.key < $1.key }.map { DatedRate(date: $0.key, rate: $0.value) }
-            })
+            }, crossesThroughEuro: crosses, reportingPerEuro: crosses ? parser.rates[reportingCurrency] ?? [:] : [:])
     }
 
-    /// One field of a line, and the column (1-based, in characters) it starts at.
+    /// One field of a line, and the column (1-based, in bytes) it starts at.
     struct Field {
         let text: Substring
         let column: Int
@@ -146,13 +176,14 @@ public struct FXRates: Sendable, Hashable {
             }
             var fields: [Field] = []
             var column = 1
-            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-                if let quote = part.firstIndex(of: "\"") {
+            // Bytes, not Characters: a rates file is ASCII, and this runs for every cell of it.
+            for part in text.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+                if let quote = part.firstIndex(of: UInt8(ascii: "\"")) {
                     throw failure(
                         line: line, column: column + part.distance(from: part.startIndex, to: quote),
                         "quoted fields are not read in a rates file")
                 }
-                fields.append(Field(text: part, column: column))
+                fields.append(Field(text: Substring(part), column: column))
                 column += part.count + 1
             }
             guard fields.count <= FXRates.maximumColumns else {
@@ -234,7 +265,6 @@ public struct FXRates: Sendable, Hashable {
             guard ecbDates.insert(date).inserted else {
                 throw failure(line: line, column: fields[0].column, "\(date) is a row twice")
             }
-            var perEuro: [String: ExactRate] = [:]
             for (currency, field) in zip(ecbColumns, fields.dropFirst()) {
                 guard let currency else {
                     guard field.text.isEmpty else {
@@ -243,19 +273,9 @@ public struct FXRates: Sendable, Hashable {
                     continue
                 }
                 if field.text == "N/A" || field.text.isEmpty { continue }
-                perEuro[currency] = try rate(field, line: line)
+                // Per euro as the file says; crossed to the reporting currency when looked up.
+                rates[currency, default: [:]][date] = try rate(field, line: line)
             }
-            if reportingCurrency == "EUR" {
-                for (currency, rate) in perEuro { rates[currency, default: [:]][date] = rate }
-                return
-            }
-            // Crossed through the euro on the days the reporting currency is quoted; on other days
-            // every currency falls back to an earlier day.
-            guard let reporting = perEuro[reportingCurrency] else { return }
-            for (currency, rate) in perEuro where currency != reportingCurrency {
-                rates[currency, default: [:]][date] = rate.dividedBy(reporting)
-            }
-            rates["EUR", default: [:]][date] = reporting.reciprocal
         }
     }
 }

@@ -5,13 +5,15 @@ extension RevenueCSV {
     /// currency (`--reporting-currency`): all currencies together, in its `currency`.
     public static let convertedLevel = "converted"
 
-    /// With a reporting currency, one row per period after the period's other rows: book
+    /// With a reporting currency, one row per period with production revenue lines (like the other
+    /// levels, a period without any has no row), after the period's other rows: book
     /// `production`, level `converted`, the reporting currency's code, units and buyers over all
     /// currencies, amounts converted per day and currency (``ConvertedFigures``). None without one.
     static func reportingCurrencyRecords(_ report: RevenueReport, period: ReportPeriod) -> [[String]] {
         guard let converted = report.converted,
             let index = report.periods.firstIndex(where: { $0.period == period }),
-            converted.periods.indices.contains(index)
+            converted.periods.indices.contains(index),
+            !report.periods[index].currencies(in: LedgerBook.production).isEmpty
         else { return [] }
         let line = converted.periods[index]
         let money = { (milli: Int64) in CurrencyFormat.amount(milli, currency: converted.currency) }
