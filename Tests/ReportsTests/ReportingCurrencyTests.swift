@@ -298,6 +298,11 @@ struct ReportingCurrencyTests {
                 let before = try writeAndRead(plain, to: folder + "/plain")
                 #expect(before.rows == csv.rows.filter { $0["level"] != "converted" })
                 #expect(!before.markdown.contains("In USD"))
+                // And the Markdown is the same text with the "In USD" section taken out.
+                let markdown = csv.markdown
+                let start = try #require(markdown.range(of: "## In USD\n\n"))
+                let end = try #require(markdown.range(of: "\n\n## ", range: start.upperBound..<markdown.endIndex))
+                #expect(markdown[..<start.lowerBound] + "## " + markdown[end.upperBound...] == before.markdown)
             }
         }
     }
