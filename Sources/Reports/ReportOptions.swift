@@ -17,14 +17,18 @@ public struct ReportOptions: Sendable, Hashable {
     public var reconciliation: Reconciliation
     /// How many refunds the daily report lists one by one (all are counted).
     public var refundListLimit: Int
+    /// The currency the report also shows its production totals in, with the rates to convert by
+    /// (nil: per currency only, as without `--reporting-currency`).
+    public var reportingCurrency: ReportingCurrency?
 
     public init(
         timeZone: String = "UTC", commission: CommissionRate = .standard, reconciliation: Reconciliation = .period,
-        refundListLimit: Int = 100
+        refundListLimit: Int = 100, reportingCurrency: ReportingCurrency? = nil
     ) {
         self.timeZone = timeZone
         self.commission = commission
         self.reconciliation = reconciliation
         self.refundListLimit = refundListLimit
+        self.reportingCurrency = reportingCurrency
     }
 }

@@ -37,6 +37,17 @@ struct ReportOutputOptions: ParsableArguments {
     @Flag(help: "Print the files written and the report's figures as JSON (the files are still written).")
     var json = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Also show the production totals converted to this currency (needs --fx-rates).", valueName: "CODE"))
+    var reportingCurrency: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Exchange rates for --reporting-currency: date,currency,rate_per_unit_of_reporting_currency rows or the ECB's eurofxref-hist.csv.",
+            valueName: "FILE"))
+    var fxRates: String?
+
     func validate() throws {
         guard TimeZone(identifier: timeZone) != nil || timeZone == "UTC" else {
             throw ValidationError(
@@ -44,6 +55,7 @@ struct ReportOutputOptions: ParsableArguments {
         }
         _ = try formats()
         _ = try options()
+        try validateReportingCurrency()
     }
 
     func formats() throws -> [ReportFormat] {
@@ -90,7 +102,9 @@ struct ReportOutputOptions: ParsableArguments {
         _ build: @Sendable (RevenueReporter, ReportOptions) async throws -> RevenueReport
     ) async throws {
         let logger = CommandLogging.logger()
-        let options = try options()
+        var configured = try options()
+        configured.reportingCurrency = try reportingCurrencyRates()
+        let options = configured
         let report = try await database.withClient(schema: .requireCurrent, logger: logger) { client in
             try await noteStandby(client)
             return try await retryingRecoveryConflicts(logger: logger) {

@@ -33,6 +33,8 @@ public struct RevenueReport: Sendable {
     /// Refund rates' and ARPPU's inputs live in the figures above; storefronts, the trailing 30 and
     /// 90 days and a month report's month live here (issue 28).
     public internal(set) var operators = OperatorFigures()
+    /// The production figures in `options.reportingCurrency` (nil without one).
+    public var converted: ConvertedFigures? = nil
 
     public var reconciled: Bool { reconciliation.allSatisfy(\.passed) }
 

@@ -60,6 +60,7 @@ public enum RevenueCSV {
                     rows[rows.count - 1] += emptyOperatorFields
                 }
             }
+            rows += reportingCurrencyRecords(report, period: period)
         }
         return rows + operatorRecords(report)
     }

@@ -28,6 +28,7 @@ public enum RevenueMarkdown {
 
         document.heading(2, "Headline")
         headline(report, into: &document)
+        reportingCurrencySection(report, into: &document)
         if day.hasProductionActivity {
             document.chart(unitsChart(day, catalog: report.catalog, periodText: "\(date)"))
         }
@@ -123,6 +124,7 @@ public enum RevenueMarkdown {
                 "Buyers in all currencies over the range: \(CurrencyFormat.count(overall.buyers)) "
                     + "(\(CurrencyFormat.count(overall.firstTime)) first-time).")
         }
+        reportingCurrencySection(report, into: &document)
 
         if whole.hasProductionActivity {
             document.chart(unitsChart(whole, catalog: report.catalog, periodText: "\(first) to \(last)"))

@@ -44,7 +44,8 @@ public struct RevenueReporter: Sendable {
             var report = try await RevenueReport(
                 kind: .daily(day), options: options, periods: [trend.last!], whole: trend.last!, trend: trend,
                 refunds: refunds, catalog: try await RevenueQueries.catalog(on: connection),
-                dataAsOf: try await RevenueQueries.dataAsOf(on: connection), reconciliation: reconciliation
+                dataAsOf: try await RevenueQueries.dataAsOf(on: connection), reconciliation: reconciliation,
+                converted: try Self.convertedDaily(trend, options: options)
             ).addingAppleSays(on: connection)
             report.operators = try await Self.operatorFigures(
                 periods: [periods.last!], trailing: history, options: options, on: connection)
@@ -83,10 +84,13 @@ public struct RevenueReporter: Sendable {
             }
             let window = ReportWindow(timeZone: options.timeZone, periods: periods)
             let reconciliation = try await Self.reconcile(window, scope: "this range", options: options, on: connection)
+            let converted = try await Self.convertedRange(
+                first...last, periods: figures, whole: whole, options: options, on: connection)
             var report = RevenueReport(
                 kind: .range(first: first, last: last, grouping: grouping), options: options, periods: figures,
                 whole: whole, trend: [], refunds: [], catalog: try await RevenueQueries.catalog(on: connection),
-                dataAsOf: try await RevenueQueries.dataAsOf(on: connection), reconciliation: reconciliation)
+                dataAsOf: try await RevenueQueries.dataAsOf(on: connection), reconciliation: reconciliation,
+                converted: converted)
             report.operators = try await Self.operatorFigures(periods: periods, options: options, on: connection)
             return report
         }
