@@ -8,7 +8,8 @@ extension RevenueCSV {
     /// With a reporting currency, one row per period with production revenue lines (like the other
     /// levels, a period without any has no row), after the period's other rows: book
     /// `production`, level `converted`, the reporting currency's code, units and buyers over all
-    /// currencies, amounts converted per day and currency (``ConvertedFigures``). None without one.
+    /// currencies, amounts converted per day and currency (``ConvertedFigures``), and its refund rates
+    /// and ARPPU in the reporting currency. None without one.
     static func reportingCurrencyRecords(_ report: RevenueReport, period: ReportPeriod) -> [[String]] {
         guard let converted = report.converted,
             let index = report.periods.firstIndex(where: { $0.period == period }),
@@ -24,7 +25,7 @@ extension RevenueCSV {
                 String(line.refunds), money(line.refundedMilli), String(line.reversals), money(line.reversedMilli),
                 money(line.netMilli), report.options.commission.description, money(line.commissionMilli),
                 money(line.proceedsMilli), String(line.buyers), String(line.firstTimeBuyers), "0", "0", "0", "0", "0",
-            ]
+            ] + operatorFields(line, currency: converted.currency)
         ]
     }
 }
