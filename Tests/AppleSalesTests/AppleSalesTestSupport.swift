@@ -25,22 +25,7 @@ func withSalesLedger<R: Sendable>(
 
 let salesProfile = try! UserProfile(json: #"{"nick":"새싹"}"#)
 
-/// An instant from `2025-03-09T23:30:00Z`.
-func instant(_ text: String) -> Date {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
-    guard let date = formatter.date(from: text) else { fatalError("bad instant \(text)") }
-    return date
-}
-
 func day(_ text: String) -> CalendarDate { CalendarDate(text)! }
-
-func productId(_ item: ItemID) -> String {
-    switch item.kind {
-    case .face: "com.memolease.sesac1.sprout\(item.index)"
-    case .background: "com.memolease.sesac1.background\(item.index)"
-    }
-}
 
 /// A verified production transaction as the Receipts module would hand it over.
 func sale(

@@ -53,14 +53,6 @@ func balances(_ client: PostgresClient, currency: String = "KRW") async throws -
 
 let testProfile = try! UserProfile(json: #"{"nick":"새싹","gender":1,"email":"a@example.com"}"#)
 
-/// Product ids as the catalog migration seeds them.
-func productId(_ item: ItemID) -> String {
-    switch item.kind {
-    case .face: "com.memolease.sesac1.sprout\(item.index)"
-    case .background: "com.memolease.sesac1.background\(item.index)"
-    }
-}
-
 /// The catalog's KRW price of a paid item, in milli.
 func catalogPrice(_ item: ItemID) -> Int64 {
     switch item.kind {
