@@ -56,12 +56,12 @@ public struct AppleSalesComparison: Sendable, Hashable {
 
         /// One sentence finance can act on, naming whose figure is whose.
         public var text: String {
-            let apple = "Apple's report: \(appleUnits) units, \(money(appleCustomerPriceMilli))"
-            let ledger = "our ledger: \(ledgerUnits) units, \(money(ledgerCustomerPriceMilli))"
+            let apple = "Apple's report: \(Self.units(appleUnits)), \(money(appleCustomerPriceMilli))"
+            let ledger = "our ledger: \(Self.units(ledgerUnits)), \(money(ledgerCustomerPriceMilli))"
             let key = "\(product) \(country) \(currency)"
             switch kind {
             case .matched:
-                return "\(key): \(appleUnits) units, \(money(appleCustomerPriceMilli)) (Apple and ledger agree)"
+                return "\(key): \(Self.units(appleUnits)), \(money(appleCustomerPriceMilli)) (Apple and ledger agree)"
             case .appleOnly:
                 return "\(key): Apple sold, we never recorded (money lost?). \(apple); \(ledger)."
             case .ledgerOnly:
@@ -79,6 +79,9 @@ public struct AppleSalesComparison: Sendable, Hashable {
         }
 
         func money(_ milli: Int64) -> String { "\(Milliunits.text(milli)) \(currency)" }
+
+        /// `1 unit`, `2 units`, `-1 unit`.
+        static func units(_ count: Int64) -> String { "\(count) unit\(count.magnitude == 1 ? "" : "s")" }
     }
 
     /// Rows of the report not compared (not IA1): restores (IA3), app downloads, subscriptions.

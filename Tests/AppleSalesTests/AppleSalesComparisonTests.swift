@@ -143,7 +143,7 @@ struct AppleSalesComparisonTests {
             #expect(price.kind == .differs && price.appleUnits == 1 && price.ledgerUnits == 1)
             #expect(price.appleCustomerPriceMilli == 170_000 && price.ledgerCustomerPriceMilli == 160_000)
             #expect(
-                price.text.contains("Apple's report: 1 units, 170 JPY; our ledger: 1 units, 160 JPY"), "\(price.text)")
+                price.text.contains("Apple's report: 1 unit, 170 JPY; our ledger: 1 unit, 160 JPY"), "\(price.text)")
             #expect(found["\(productId(.background(3))) AT EUR"]?.kind == .appleOnly)
             #expect(found["\(productId(.background(3))) DE EUR"]?.kind == .ledgerOnly)
             let unmapped = try #require(found["\(productId(.background(6))) ZZZ USD"])
