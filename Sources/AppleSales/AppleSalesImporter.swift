@@ -1,4 +1,5 @@
 import CivilDates
+import Crypto
 import Foundation
 import Postgres
 
@@ -29,7 +30,9 @@ public struct AppleSalesImportOutcome: Sendable, Hashable {
     /// One line for a person: `report.txt.gz: imported 2025-03-09 (report 3, 42 rows, version 1_3)`.
     public var summary: String {
         var text =
-            "\(fileName): \(status.rawValue) \(date) (report \(reportId), \(rows) rows, version \(formatVersion))"
+            formatVersion.isEmpty
+            ? "\(fileName): \(status == .imported ? "recorded" : "already recorded") (report \(reportId))"
+            : "\(fileName): \(status.rawValue) \(date) (report \(reportId), \(rows) rows, version \(formatVersion))"
         if !earlierReportsForDate.isEmpty {
             text +=
                 "; it supersedes the earlier import\(earlierReportsForDate.count == 1 ? "" : "s") "
@@ -101,6 +104,47 @@ public struct AppleSalesImporter: Sendable {
             return AppleSalesImportOutcome(
                 status: status, reportId: reportId, date: report.date, rows: report.rows.count, fileName: name,
                 sha256: hex, formatVersion: report.formatVersion, earlierReportsForDate: earlier)
+        }
+    }
+
+    /// Records that Apple says `date` had no sales (App Store Connect's 404 "There were no sales for the
+    /// date specified."): a report without rows (migration 0015), so the comparison of that day reads
+    /// Apple's zero. Recorded once per date; a report imported for the date later is newer and is the one
+    /// compared.
+    public func recordNoSales(date: CalendarDate) async throws -> AppleSalesImportOutcome {
+        let name = "App Store Connect: no sales on \(date)"
+        let digest = Data(SHA256.hash(data: Data(name.utf8)))
+        let hex = digest.map { String(format: "%02x", $0) }.joined()
+        return try await client.withTransaction(.retrying(3)) { connection in
+            let inserted = try await connection.query(
+                """
+                INSERT INTO apple_sales_reports (report_date, format_version, header, file_name, content_sha256,
+                    uncompressed_bytes, row_count, source)
+                VALUES (\(date.description)::date, '', '', \(name), \(digest), 0, 0, 'no_sales')
+                ON CONFLICT (content_sha256) DO NOTHING
+                RETURNING report_id
+                """)
+            let status: AppleSalesImportOutcome.Status
+            let reportId: Int64
+            if let row = inserted.first {
+                status = .imported
+                reportId = try row.decode(Int64.self, at: 0)
+            } else {
+                status = .alreadyImported
+                reportId = try await connection.query(
+                    "SELECT report_id FROM apple_sales_reports WHERE content_sha256 = \(digest)"
+                ).single().decode(Int64.self, at: 0)
+            }
+            let earlier = try await connection.query(
+                """
+                SELECT report_id FROM apple_sales_reports
+                WHERE report_date = \(date.description)::date AND report_id < \(reportId)
+                ORDER BY report_id
+                """
+            ).map { try $0.decode(Int64.self, at: 0) }
+            return AppleSalesImportOutcome(
+                status: status, reportId: reportId, date: date, rows: 0, fileName: name, sha256: hex,
+                formatVersion: "", earlierReportsForDate: earlier)
         }
     }
 

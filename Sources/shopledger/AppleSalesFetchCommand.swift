@@ -12,9 +12,9 @@ struct AppleSalesFetchCommand: AsyncParsableCommand {
         commandName: "fetch",
         abstract: "Download a day's Summary Sales Report from App Store Connect and import it.",
         discussion: """
-            Apple makes a day's report (a Pacific-time day) the next day. Exit status: 0 imported, already \
-            imported, or Apple says there were no sales that day; 75 not available yet or rate limited (try \
-            again later); 1 any other failure.
+            Apple makes a day's report (a Pacific-time day) the next day. A day Apple says had no sales is \
+            recorded as such, and compared. Exit status: 0 imported, already imported, or no sales recorded; \
+            75 not available yet or rate limited (try again later); 1 any other failure.
             """)
 
     /// sysexits' EX_TEMPFAIL: the same command will work later.
@@ -74,7 +74,13 @@ struct AppleSalesFetchCommand: AsyncParsableCommand {
         }
         switch download {
         case .noSales(let detail):
-            print("\(day): Apple says: \(detail) Nothing to import.")
+            // Recorded as a report without rows, so `reconcile apple` compares the day with Apple's zero.
+            guard let date = CalendarDate(day) else { throw ValidationError("'\(day)' is not a date") }
+            let outcome = try await database.withClient(schema: .requireCurrent, logger: logger) { postgres in
+                try await AppleSalesImporter(client: postgres).recordNoSales(date: date)
+            }
+            print("\(day): Apple says: \(detail)")
+            print(outcome.summary)
         case .notYetAvailable(let detail):
             Self.complain("\(day): Apple has no report yet (\(detail)). Try again later.")
             throw ExitCode(Self.tryLater)

@@ -44,7 +44,7 @@ struct AppleSalesFetchCommandTests {
         ]
     }
 
-    @Test("fetch imports the day's report once, keeps Apple's file with --save, and tells no sales from not yet")
+    @Test("fetch imports the day's report once, keeps Apple's file with --save, records no sales, waits for not yet")
     func fetch() async throws {
         let fake = FakeAppStoreConnect()
         let gzip = try Self.gzip(Self.reportText)
@@ -81,6 +81,14 @@ struct AppleSalesFetchCommandTests {
 
                 let none = try await ShopLedgerRun.run(fetch + ["--date", "2026-11-24"], environment: environment)
                 #expect(none.status == 0 && none.output.contains("There were no sales"), "\(none.output)")
+                #expect(none.output.contains("no sales on 2026-11-24: recorded"), "\(none.output)")
+                // Recorded: the day is compared (an empty ledger matches Apple's zero), not "no report" (2).
+                let compared = try await ShopLedgerRun.run(
+                    ["reconcile", "apple", "--date", "2026-11-24", "--database-url", db.url])
+                #expect(compared.status == 0, "\(compared.output)")
+                let noneAgain = try await ShopLedgerRun.run(
+                    fetch + ["--date", "2026-11-24"], environment: environment)
+                #expect(noneAgain.status == 0 && noneAgain.output.contains("already recorded"), "\(noneAgain.output)")
                 let later = try await ShopLedgerRun.run(fetch + ["--date", "2026-11-26"], environment: environment)
                 #expect(later.status == 75 && later.output.contains("not available yet"), "\(later.output)")
                 fake.script(.rateLimited)
@@ -98,6 +106,6 @@ struct AppleSalesFetchCommandTests {
             }
         }
         #expect(fake.requests.allSatisfy { $0.tokenProblem == nil })
-        #expect(fake.requests.count == 6, "the unconfigured run sends nothing")
+        #expect(fake.requests.count == 7, "the unconfigured run sends nothing")
     }
 }

@@ -52,6 +52,31 @@ struct AppleSalesComparisonTests {
             fileName: "S_D_80012345_\(generator.date).txt\(gzipped ? ".gz" : "")")
     }
 
+    @Test("a day Apple says had no sales is compared: every purchase of the ledger's day is ledger_only")
+    func noSalesDay() async throws {
+        try await withSalesLedger("apple_no_sales") { db, ledger in
+            try await Self.recordDay(ledger)
+            let importer = AppleSalesImporter(client: db.client)
+            let first = try await importer.recordNoSales(date: Self.day)
+            #expect(first.status == .imported && first.rows == 0)
+            let again = try await importer.recordNoSales(date: Self.day)
+            #expect(again.status == .alreadyImported && again.reportId == first.reportId)
+            let comparison = try await AppleSalesComparer(client: db.client).compare(date: Self.day)
+            #expect(comparison.matched.isEmpty)
+            // face 2 in KR KRW (p1, p2), p6's refund of face 4 (−1), p3 (US USD), p4 (JP JPY): the ledger's side only.
+            #expect(comparison.discrepancies.allSatisfy { $0.kind == .ledgerOnly }, "\(comparison.text)")
+            #expect(
+                Set(comparison.discrepancies.map { "\($0.country) \($0.currency) \($0.ledgerUnits)" })
+                    == ["KR KRW 2", "KR KRW -1", "US USD 1", "JP JPY 1"], "\(comparison.text)")
+            #expect(comparison.text.contains("no sales on 2025-03-09"))
+            // A file Apple publishes for the day later is newer: it is the one compared.
+            _ = try await Self.importing(
+                try await SalesReportGenerator.fromLedger(db.client, date: Self.day), gzipped: true, into: db)
+            let later = try await AppleSalesComparer(client: db.client).compare(date: Self.day)
+            #expect(later.fileName.hasPrefix("S_D_") && later.discrepancies.isEmpty, "\(later.text)")
+        }
+    }
+
     @Test(
         "a report generated from the ledger matches it exactly, in every layout, gzip'd or plain",
         arguments: SalesReportGenerator.Layout.allCases, [true, false])
