@@ -68,42 +68,21 @@ public struct AppleSalesImporter: Sendable {
     public func importReport(bytes: [UInt8], fileName: String) async throws -> AppleSalesImportOutcome {
         let name = Self.storedName(fileName)
         let report = try parser.parse(bytes)
-        let digest = Data(report.sha256)
-        let hex = digest.map { String(format: "%02x", $0) }.joined()
-        return try await client.withTransaction(.retrying(3)) { connection in
-            let header = report.columns.joined(separator: "\t")
-            let inserted = try await connection.query(
-                """
+        let header = report.columns.joined(separator: "\t")
+        return try await store(
+            date: report.date, fileName: name, digest: Data(report.sha256), rows: report.rows.count,
+            formatVersion: report.formatVersion,
+            insert: """
                 INSERT INTO apple_sales_reports (report_date, provider, provider_country, format_version, header,
                     file_name, content_sha256, uncompressed_bytes, row_count)
                 VALUES (\(report.date.description)::date, \(report.provider), \(report.providerCountry),
-                    \(report.formatVersion), \(header), \(name), \(digest), \(report.uncompressedBytes),
+                    \(report.formatVersion), \(header), \(name), \(Data(report.sha256)), \(report.uncompressedBytes),
                     \(report.rows.count))
                 ON CONFLICT (content_sha256) DO NOTHING
                 RETURNING report_id
-                """)
-            let status: AppleSalesImportOutcome.Status
-            let reportId: Int64
-            if let row = inserted.first {
-                status = .imported
-                reportId = try row.decode(Int64.self, at: 0)
-                try await Self.insertRows(report.rows, reportId: reportId, on: connection)
-            } else {
-                status = .alreadyImported
-                reportId = try await connection.query(
-                    "SELECT report_id FROM apple_sales_reports WHERE content_sha256 = \(digest)"
-                ).single().decode(Int64.self, at: 0)
-            }
-            let earlier = try await connection.query(
                 """
-                SELECT report_id FROM apple_sales_reports
-                WHERE report_date = \(report.date.description)::date AND report_id < \(reportId)
-                ORDER BY report_id
-                """
-            ).map { try $0.decode(Int64.self, at: 0) }
-            return AppleSalesImportOutcome(
-                status: status, reportId: reportId, date: report.date, rows: report.rows.count, fileName: name,
-                sha256: hex, formatVersion: report.formatVersion, earlierReportsForDate: earlier)
+        ) { reportId, connection in
+            try await Self.insertRows(report.rows, reportId: reportId, on: connection)
         }
     }
 
@@ -114,21 +93,34 @@ public struct AppleSalesImporter: Sendable {
     public func recordNoSales(date: CalendarDate) async throws -> AppleSalesImportOutcome {
         let name = "App Store Connect: no sales on \(date)"
         let digest = Data(SHA256.hash(data: Data(name.utf8)))
-        let hex = digest.map { String(format: "%02x", $0) }.joined()
-        return try await client.withTransaction(.retrying(3)) { connection in
-            let inserted = try await connection.query(
-                """
+        return try await store(
+            date: date, fileName: name, digest: digest, rows: 0, formatVersion: "",
+            insert: """
                 INSERT INTO apple_sales_reports (report_date, format_version, header, file_name, content_sha256,
                     uncompressed_bytes, row_count, source)
                 VALUES (\(date.description)::date, '', '', \(name), \(digest), 0, 0, 'no_sales')
                 ON CONFLICT (content_sha256) DO NOTHING
                 RETURNING report_id
-                """)
+                """
+        ) { _, _ in }
+    }
+
+    /// Runs `insert` (an INSERT … ON CONFLICT (content_sha256) DO NOTHING RETURNING report_id) in one
+    /// transaction; when it stored a new report, `writeRows` writes its rows in the same transaction. The
+    /// outcome names the report (this one, or the earlier one of the same content) and the earlier
+    /// imports of its date.
+    private func store(
+        date: CalendarDate, fileName: String, digest: Data, rows: Int, formatVersion: String,
+        insert: PostgresQuery, writeRows: @escaping @Sendable (Int64, PostgresConnection) async throws -> Void
+    ) async throws -> AppleSalesImportOutcome {
+        let hex = digest.map { String(format: "%02x", $0) }.joined()
+        return try await client.withTransaction(.retrying(3)) { connection in
             let status: AppleSalesImportOutcome.Status
             let reportId: Int64
-            if let row = inserted.first {
+            if let row = try await connection.query(insert).first {
                 status = .imported
                 reportId = try row.decode(Int64.self, at: 0)
+                try await writeRows(reportId, connection)
             } else {
                 status = .alreadyImported
                 reportId = try await connection.query(
@@ -143,8 +135,8 @@ public struct AppleSalesImporter: Sendable {
                 """
             ).map { try $0.decode(Int64.self, at: 0) }
             return AppleSalesImportOutcome(
-                status: status, reportId: reportId, date: date, rows: 0, fileName: name, sha256: hex,
-                formatVersion: "", earlierReportsForDate: earlier)
+                status: status, reportId: reportId, date: date, rows: rows, fileName: fileName, sha256: hex,
+                formatVersion: formatVersion, earlierReportsForDate: earlier)
         }
     }
 
