@@ -139,15 +139,21 @@ public struct AppleSalesComparison: Sendable, Hashable {
     public func json() throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
         return String(decoding: try encoder.encode(JSONForm(self)), as: UTF8.self)
     }
 
-    /// The JSON's shape; its property names become the snake_case keys.
-    struct JSONForm: Encodable {
-        struct LineForm: Encodable {
+    /// The JSON's shape (`reconcile apple --json`, and `apple_says` in `report daily --json`), its
+    /// snake_case keys spelled out.
+    public struct JSONForm: Encodable, Sendable {
+        struct LineForm: Encodable, Sendable {
             let product, country, currency, kind, explanation: String
             let appleUnits, ledgerUnits, appleCustomerPriceMilli, ledgerCustomerPriceMilli: Int64
+
+            enum CodingKeys: String, CodingKey {
+                case product, country, currency, kind, explanation, appleUnits = "apple_units"
+                case ledgerUnits = "ledger_units", appleCustomerPriceMilli = "apple_customer_price_milli"
+                case ledgerCustomerPriceMilli = "ledger_customer_price_milli"
+            }
 
             init(_ line: Line) {
                 product = line.product
@@ -162,10 +168,12 @@ public struct AppleSalesComparison: Sendable, Hashable {
             }
         }
 
-        struct UncomparedForm: Encodable {
+        struct UncomparedForm: Encodable, Sendable {
             let productType: String
             let rows: Int
             let units: Int64
+
+            enum CodingKeys: String, CodingKey { case productType = "product_type", rows, units }
         }
 
         let date, timeZone, startsAtUtc, endsAtUtc, fileName: String
@@ -176,7 +184,14 @@ public struct AppleSalesComparison: Sendable, Hashable {
         let unpricedLedgerPurchases: Int
         let passed: Bool
 
-        init(_ comparison: AppleSalesComparison) {
+        enum CodingKeys: String, CodingKey {
+            case date, timeZone = "time_zone", startsAtUtc = "starts_at_utc", endsAtUtc = "ends_at_utc"
+            case fileName = "file_name", reportId = "report_id", matched, matchedLines = "matched_lines"
+            case discrepancies, notCompared = "not_compared", unpricedLedgerPurchases = "unpriced_ledger_purchases"
+            case passed
+        }
+
+        public init(_ comparison: AppleSalesComparison) {
             date = comparison.date.description
             timeZone = AppleSalesComparison.timeZone
             startsAtUtc = comparison.startsAtUTC

@@ -100,6 +100,31 @@ struct CommandJSONTests {
             let krw = lines.filter { $0["currency"] as? String == "KRW" && $0["level"] as? String == "currency" }
             #expect(krw.count == 1, "one KRW total: \(lines)")
             #expect(krw.first?["net_milli"] as? Int == 2_500_000, "\(krw)")
+            // The operator figures: refund rates and ARPPU on the line, storefronts, the trailing windows.
+            #expect(krw.first?["refund_rate_units_percent"] as? String == "0.0", "\(krw)")
+            #expect(krw.first?["arppu_milli"] as? Int == 2_500_000, "one paying user: \(krw)")
+            let storefronts = try #require(periods.first?["storefronts"] as? [[String: Any]])
+            #expect(storefronts.count == 1 && storefronts.first?["storefront"] as? String == "KOR", "\(storefronts)")
+            #expect(storefronts.first?["net_milli"] as? Int == 2_500_000, "\(storefronts)")
+            let trailing = try #require(report.object["trailing"] as? [[String: Any]])
+            #expect(trailing.map { $0["days"] as? Int } == [7, 30, 90], "\(trailing)")
+            #expect(report.object["converted"] is NSNull && report.object["apple_says"] is NSNull)
+
+            // Apple's report of the same (Pacific) day imported: the daily report's JSON carries the comparison.
+            let file = out + "-apple.txt"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            try """
+            Provider\tSKU\tProduct Type Identifier\tUnits\tDeveloper Proceeds\tBegin Date\tEnd Date\tCustomer Currency\tCountry Code\tCurrency of Proceeds\tCustomer Price
+            APPLE\tcom.memolease.sesac1.sprout2\tIA1\t1\t1750\t10/09/2025\t10/09/2025\tKRW\tKR\tKRW\t2500
+
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+            let imported = try await ShopLedgerRun.run(["apple", "sales", "import", file, "--database-url", db.url])
+            #expect(imported.status == 0, "\(imported.output)")
+            let withApple = try await Self.json(
+                ["report", "daily", "--date", "2025-10-09", "--out", out, "--json", "--database-url", db.url])
+            let apple = try #require(withApple.object["apple_says"] as? [String: Any], "\(withApple.object)")
+            #expect(apple["matched"] as? Int == 1 && apple["passed"] as? Bool == true, "\(apple)")
+            #expect((apple["discrepancies"] as? [Any])?.isEmpty == true, "\(apple)")
         }
     }
 }

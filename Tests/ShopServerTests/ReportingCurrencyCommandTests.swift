@@ -51,6 +51,18 @@ struct ReportingCurrencyCommandTests {
                 let markdown = try String(contentsOfFile: out + "/2025-10-09/revenue.md", encoding: .utf8)
                 // 2,500,000 / 1391.25 = 1796.9451... → 1797 USD milli, shown as 1.797.
                 #expect(markdown.contains("## In USD") && markdown.contains("1.797"), "\(markdown)")
+                // --json carries the same converted figures, in USD milliunits.
+                let json = try await ShopLedgerRun.run(
+                    [
+                        "report", "daily", "--date", "2025-10-09", "--out", out, "--reporting-currency", "USD",
+                        "--fx-rates", rates, "--format", "md", "--json", "--database-url", db.url,
+                    ], separatingErrors: true)
+                #expect(json.status == 0, "\(json.output) \(json.errors)")
+                let object = try #require(
+                    try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any], "\(json.output)")
+                let converted = try #require(object["converted"] as? [String: Any], "\(object)")
+                let periods = try #require(converted["periods"] as? [[String: Any]])
+                #expect(converted["currency"] as? String == "USD" && periods.first?["gross_milli"] as? Int == 1797)
                 let alone = try await ShopLedgerRun.run([
                     "report", "daily", "--date", "2025-10-09", "--out", out, "--fx-rates", rates,
                     "--database-url", db.url,

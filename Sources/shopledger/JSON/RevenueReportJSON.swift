@@ -1,3 +1,4 @@
+import AppleSales
 import Foundation
 import Ledger
 import Reports
@@ -23,12 +24,16 @@ struct RevenueReportJSON: Encodable {
         let proceedsMilli: Int64
         let buyers: Int
         let firstTimeBuyers: Int
+        @NullWhenNil var refundRateUnitsPercent: String?
+        @NullWhenNil var refundRateAmountPercent: String?
+        @NullWhenNil var arppuMilli: Int64?
 
         enum CodingKeys: String, CodingKey {
             case book, currency, level, kind, index, purchases, grossMilli = "gross_milli", refunds
             case refundedMilli = "refunded_milli", reversals, reversedMilli = "reversed_milli", netMilli = "net_milli"
             case commissionMilli = "commission_milli", proceedsMilli = "proceeds_milli", buyers
-            case firstTimeBuyers = "first_time_buyers"
+            case firstTimeBuyers = "first_time_buyers", refundRateUnitsPercent = "refund_rate_units_percent"
+            case refundRateAmountPercent = "refund_rate_amount_percent", arppuMilli = "arppu_milli"
         }
 
         init(_ key: RevenueLineKey, _ figures: RevenueFigures) {
@@ -48,6 +53,9 @@ struct RevenueReportJSON: Encodable {
             proceedsMilli = figures.proceedsMilli
             buyers = figures.buyers
             firstTimeBuyers = figures.firstTimeBuyers
+            refundRateUnitsPercent = OperatorRates.unitRefundRate(figures)
+            refundRateAmountPercent = OperatorRates.amountRefundRate(figures)
+            arppuMilli = OperatorRates.arppuMilli(figures)
         }
     }
 
@@ -72,12 +80,14 @@ struct RevenueReportJSON: Encodable {
         let lastDay: String
         let lines: [Line]
         let grants: [Grant]
+        let storefronts: [StorefrontLine]
 
         enum CodingKeys: String, CodingKey {
-            case firstDay = "first_day", lastDay = "last_day", lines, grants
+            case firstDay = "first_day", lastDay = "last_day", lines, grants, storefronts
         }
 
-        init(_ figures: PeriodFigures) {
+        init(_ figures: PeriodFigures, storefronts: StorefrontFigures) {
+            self.storefronts = StorefrontLine.lines(storefronts)
             firstDay = "\(figures.period.first)"
             lastDay = "\(figures.period.last)"
             lines = figures.sortedLines().map { Line($0.key, $0.figures) }
@@ -109,17 +119,31 @@ struct RevenueReportJSON: Encodable {
     let whole: Period
     let reconciled: Bool
     let reconciliation: [Check]
+    /// Daily only (empty for a range): the 7-, 30- and 90-day production totals ending on the day.
+    let trailing: [Trailing]
+    /// With `--reporting-currency`; null without.
+    @NullWhenNil var converted: Converted?
+    /// Daily only: Apple's Summary Sales Report of the same date against the ledger (the shape of
+    /// `reconcile apple --json`); null when none was imported, and for a range.
+    @NullWhenNil var appleSays: AppleSalesComparison.JSONForm?
 
     enum CodingKeys: String, CodingKey {
         case files, timeZone = "time_zone", dataAsOf = "data_as_of", periods, whole, reconciled, reconciliation
+        case trailing, converted, appleSays = "apple_says"
     }
 
     init(_ report: RevenueReport, files: [String]) {
         self.files = files
         timeZone = report.options.timeZone
         dataAsOf = report.dataAsOf.map { $0.replacingOccurrences(of: " ", with: "T") + "Z" }
-        periods = report.periods.map(Period.init)
-        whole = Period(report.whole)
+        let storefronts = report.operators.storefronts
+        periods = report.periods.enumerated().map { index, figures in
+            Period(figures, storefronts: storefronts.indices.contains(index) ? storefronts[index] : StorefrontFigures())
+        }
+        whole = Period(report.whole, storefronts: report.operators.wholeStorefronts)
+        trailing = report.operators.trailingTotals.map(Trailing.init)
+        converted = report.converted.map(Converted.init)
+        appleSays = report.appleSays.map(AppleSalesComparison.JSONForm.init)
         reconciled = report.reconciled
         reconciliation = report.reconciliation.map {
             Check(name: $0.name, passed: $0.passed, failureCount: $0.failureCount)
