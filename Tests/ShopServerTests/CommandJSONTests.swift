@@ -100,6 +100,15 @@ struct CommandJSONTests {
             let krw = lines.filter { $0["currency"] as? String == "KRW" && $0["level"] as? String == "currency" }
             #expect(krw.count == 1, "one KRW total: \(lines)")
             #expect(krw.first?["net_milli"] as? Int == 2_500_000, "\(krw)")
+            // Every key of a line, always there (null where there is no value), as configuration.md lists them.
+            #expect(
+                Set(krw.first?.keys.map { $0 } ?? [])
+                    == [
+                        "book", "currency", "level", "kind", "index", "purchases", "gross_milli", "refunds",
+                        "refunded_milli", "reversals", "reversed_milli", "net_milli", "commission_milli",
+                        "proceeds_milli", "buyers", "first_time_buyers", "refund_rate_units_percent",
+                        "refund_rate_amount_percent", "arppu_milli",
+                    ], "\(krw)")
             // The operator figures: refund rates and ARPPU on the line, storefronts, the trailing windows.
             #expect(krw.first?["refund_rate_units_percent"] as? String == "0.0", "\(krw)")
             #expect(krw.first?["arppu_milli"] as? Int == 2_500_000, "one paying user: \(krw)")

@@ -7,8 +7,8 @@ import Reports
 /// period, a daily report's 7/30/90-day totals, the reporting currency's figures, and Apple's
 /// comparison of the day: what the files show, for scripts.
 extension RevenueReportJSON {
-    /// Units and amounts of a line without buyers (storefronts, trailing windows, converted figures),
-    /// integer milliunits of `currency`.
+    /// Units, amounts (integer milliunits of `currency`) and refund rates: every revenue line's keys, and
+    /// all of those without buyers (storefronts, trailing windows, converted figures).
     struct Amounts: Encodable {
         let currency: String
         let purchases: Int

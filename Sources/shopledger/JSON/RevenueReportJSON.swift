@@ -7,55 +7,43 @@ import Reports
 /// without parsing the CSV. Each period lists its revenue lines (item, kind and currency totals; money in
 /// integer milliunits of the line's currency) and its grants without revenue; `whole` is the whole range.
 struct RevenueReportJSON: Encodable {
+    /// A revenue line: the `Amounts` keys (currency, units, amounts, refund rates) and what places it
+    /// (book, level, kind, index), its buyers and ARPPU.
     struct Line: Encodable {
         let book: String
-        let currency: String
         let level: String
         @NullWhenNil var kind: String?
         @NullWhenNil var index: Int?
-        let purchases: Int
-        let grossMilli: Int64
-        let refunds: Int
-        let refundedMilli: Int64
-        let reversals: Int
-        let reversedMilli: Int64
-        let netMilli: Int64
-        let commissionMilli: Int64
-        let proceedsMilli: Int64
         let buyers: Int
         let firstTimeBuyers: Int
-        @NullWhenNil var refundRateUnitsPercent: String?
-        @NullWhenNil var refundRateAmountPercent: String?
         @NullWhenNil var arppuMilli: Int64?
+        let amounts: Amounts
 
         enum CodingKeys: String, CodingKey {
-            case book, currency, level, kind, index, purchases, grossMilli = "gross_milli", refunds
-            case refundedMilli = "refunded_milli", reversals, reversedMilli = "reversed_milli", netMilli = "net_milli"
-            case commissionMilli = "commission_milli", proceedsMilli = "proceeds_milli", buyers
-            case firstTimeBuyers = "first_time_buyers", refundRateUnitsPercent = "refund_rate_units_percent"
-            case refundRateAmountPercent = "refund_rate_amount_percent", arppuMilli = "arppu_milli"
+            case book, level, kind, index, buyers, firstTimeBuyers = "first_time_buyers", arppuMilli = "arppu_milli"
         }
 
         init(_ key: RevenueLineKey, _ figures: RevenueFigures) {
             book = key.book
-            currency = key.currency
             level = key.level.rawValue
             kind = key.kind?.rawValue
             index = key.index
-            purchases = figures.purchases
-            grossMilli = figures.grossMilli
-            refunds = figures.refunds
-            refundedMilli = figures.refundedMilli
-            reversals = figures.reversals
-            reversedMilli = figures.reversedMilli
-            netMilli = figures.netMilli
-            commissionMilli = figures.commissionMilli
-            proceedsMilli = figures.proceedsMilli
             buyers = figures.buyers
             firstTimeBuyers = figures.firstTimeBuyers
-            refundRateUnitsPercent = OperatorRates.unitRefundRate(figures)
-            refundRateAmountPercent = OperatorRates.amountRefundRate(figures)
             arppuMilli = OperatorRates.arppuMilli(figures)
+            amounts = Amounts(currency: key.currency, figures)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            try amounts.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(book, forKey: .book)
+            try container.encode(level, forKey: .level)
+            try container.encode(_kind, forKey: .kind)
+            try container.encode(_index, forKey: .index)
+            try container.encode(buyers, forKey: .buyers)
+            try container.encode(firstTimeBuyers, forKey: .firstTimeBuyers)
+            try container.encode(_arppuMilli, forKey: .arppuMilli)
         }
     }
 
