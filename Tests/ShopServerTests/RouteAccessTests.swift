@@ -52,6 +52,11 @@ struct RouteAccessTests {
         "POST /api/v1/admin/grants": .admin,
         "POST /api/v1/admin/grants/{actionId}/revoke": .admin,
         "GET /api/v1/admin/purchases/{transactionId}": .admin,
+        "GET /api/v1/admin/webhooks": .admin,
+        "POST /api/v1/admin/webhooks": .admin,
+        "POST /api/v1/admin/webhooks/{endpointId}/disable": .admin,
+        "POST /api/v1/admin/webhooks/replay": .admin,
+        "GET /api/v1/admin/webhooks/events/{eventId}": .admin,
     ]
 
     @Test("every registered route has its access decided, and answers a request without credentials by it")
