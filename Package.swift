@@ -295,7 +295,9 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Postgres", "Ledger", "Receipts", .product(name: "Logging", package: "swift-log"),
+                "Postgres", "Ledger", "Receipts", "Webhooks", .product(name: "Logging", package: "swift-log"),
+                // The webhook receiver WebhooksTests and FaultTests post to.
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -386,7 +388,7 @@ let package = Package(
         .testTarget(
             name: "FaultTests",
             dependencies: [
-                "Ledger", "Postgres", "Receipts", "TestSupport",
+                "Ledger", "Postgres", "Receipts", "TestSupport", "Webhooks",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -23,9 +23,9 @@ public struct WebhookDeliverySettings: Sendable, Equatable {
         self.pollInterval = pollInterval
     }
 
-    /// How long a claim holds a delivery: the timeout and a margin for recording the outcome. A worker
-    /// that dies holding claims delays those deliveries by this much.
-    public var lease: Duration { timeout + .seconds(30) }
+    /// How long a claim holds a delivery: twice the timeout and 5 s for recording the outcome. A worker
+    /// that dies holding claims delays those deliveries by this much (25 s with the standard timeout).
+    public var lease: Duration { timeout * 2 + .seconds(5) }
 }
 
 /// Counts what the worker does (`/metrics`).

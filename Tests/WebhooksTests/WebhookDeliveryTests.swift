@@ -10,7 +10,7 @@ struct WebhookDeliveryTests {
     @Test("every event arrives once, signed, in event order per user")
     func deliveredOnceInOrder() async throws {
         try await withTestDatabase { db in
-            let receiver = WebhookReceiver(secret: testSecret, port: try WebhookReceiver.freePort())
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
             let store = WebhookStore(client: db.client)
             let endpoint = try await store.addEndpoint(
                 url: try WebhookURL(receiver.url), events: nil, secret: testSecret, actor: "test")
@@ -43,7 +43,7 @@ struct WebhookDeliveryTests {
     @Test("the receiver down, then 500s, then slower than the timeout: everything arrives once it recovers")
     func outageThenRecovery() async throws {
         try await withTestDatabase { db in
-            let receiver = WebhookReceiver(secret: testSecret, port: try WebhookReceiver.freePort())
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
             _ = try await WebhookStore(client: db.client).addEndpoint(
                 url: try WebhookURL(receiver.url), events: nil, secret: testSecret, actor: "test")
             try await withDeliveryWorkers(db, settings: quickSettings()) {
@@ -86,7 +86,7 @@ struct WebhookDeliveryTests {
     @Test("two workers with pools of their own deliver each event once")
     func twoWorkers() async throws {
         try await withTestDatabase { db in
-            let receiver = WebhookReceiver(secret: testSecret, port: try WebhookReceiver.freePort())
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
             _ = try await WebhookStore(client: db.client).addEndpoint(
                 url: try WebhookURL(receiver.url), events: nil, secret: testSecret, actor: "test")
             try await writeGrantEvents(db.client, users: 20, perUser: 10)
@@ -109,7 +109,7 @@ struct WebhookDeliveryTests {
     @Test("a redirect is not followed; an answer's big body is not read; a subscription filters types")
     func redirectsBodiesAndFilters() async throws {
         try await withTestDatabase { db in
-            let receiver = WebhookReceiver(secret: testSecret, port: try WebhookReceiver.freePort())
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
             let store = WebhookStore(client: db.client)
             _ = try await store.addEndpoint(
                 url: try WebhookURL(receiver.url), events: [.supportGranted], secret: testSecret, actor: "test")
@@ -147,7 +147,7 @@ struct WebhookDeliveryTests {
     @Test("a failing endpoint is marked failing; past the window a delivery is given up and the next goes")
     func failingAndGivingUp() async throws {
         try await withTestDatabase { db in
-            let receiver = WebhookReceiver(secret: testSecret, port: try WebhookReceiver.freePort())
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
             let store = WebhookStore(client: db.client)
             let endpoint = try await store.addEndpoint(
                 url: try WebhookURL(receiver.url), events: nil, secret: testSecret, actor: "test")
@@ -182,7 +182,7 @@ struct WebhookDeliveryTests {
     @Test("replay sends one event or a range again under the same ids; a disabled endpoint gets nothing")
     func replayAndDisable() async throws {
         try await withTestDatabase { db in
-            let receiver = WebhookReceiver(secret: testSecret, port: try WebhookReceiver.freePort())
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
             let store = WebhookStore(client: db.client)
             let endpoint = try await store.addEndpoint(
                 url: try WebhookURL(receiver.url), events: nil, secret: testSecret, actor: "test")

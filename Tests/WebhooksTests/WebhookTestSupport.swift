@@ -98,15 +98,6 @@ func count(_ client: PostgresClient, _ query: PostgresQuery) async throws -> Int
     try await client.query(query).single().decode(Int.self, at: 0)
 }
 
-/// The receiver's first delivery of each id, per user, in arrival order: each user's ids must be increasing.
 func outOfOrderUsers(_ deliveries: [WebhookReceiver.Delivery]) -> [String] {
-    var seen: Set<String> = []
-    var last: [String: Int64] = [:]
-    var broken: Set<String> = []
-    for delivery in deliveries where seen.insert(delivery.id).inserted {
-        let number = WebhookEvent.eventId(parsing: delivery.id) ?? 0
-        if let previous = last[delivery.uid], previous > number { broken.insert(delivery.uid) }
-        last[delivery.uid] = number
-    }
-    return broken.sorted()
+    WebhookReceiver.outOfOrderUsers(deliveries)
 }

@@ -9,8 +9,8 @@ import Webhooks
 /// A real webhook receiver on loopback, as a customer would write one: it checks every request's
 /// `ShopLedger-Signature` (rejecting a bad or old one with 400) and records each delivery it accepts.
 /// Its behaviour can be switched while it runs: answer 200, answer 500, or answer late.
-final class WebhookReceiver: Sendable {
-    enum Mode: Sendable, Equatable {
+public final class WebhookReceiver: Sendable {
+    public enum Mode: Sendable, Equatable {
         case ok
         case status(Int)
         /// Answers 200 after this long (beyond the sender's timeout: the sender counts a failure).
@@ -21,41 +21,41 @@ final class WebhookReceiver: Sendable {
         case bigBody(Int)
     }
 
-    struct Delivery: Sendable {
-        let id: String
-        let type: String
-        let uid: String
-        let attempt: Int
-        let body: String
+    public struct Delivery: Sendable {
+        public let id: String
+        public let type: String
+        public let uid: String
+        public let attempt: Int
+        public let body: String
     }
 
-    let secret: String
-    let port: Int
+    public let secret: String
+    public let port: Int
     private let state: Mutex<State>
 
     private struct State {
         var mode: Mode = .ok
-        var deliveries: [Delivery] = []
+        public var deliveries: [Delivery] = []
         var requests = 0
         var badSignatures = 0
-        var paths: [String] = []
+        public var paths: [String] = []
     }
 
-    init(secret: String, port: Int) {
+    public init(secret: String, port: Int) {
         self.secret = secret
         self.port = port
         self.state = Mutex(State())
     }
 
-    var url: String { "http://127.0.0.1:\(port)/hooks" }
-    var deliveries: [Delivery] { state.withLock { $0.deliveries } }
-    var requests: Int { state.withLock { $0.requests } }
-    var badSignatures: Int { state.withLock { $0.badSignatures } }
-    var paths: [String] { state.withLock { $0.paths } }
-    func set(_ mode: Mode) { state.withLock { $0.mode = mode } }
+    public var url: String { "http://127.0.0.1:\(port)/hooks" }
+    public var deliveries: [Delivery] { state.withLock { $0.deliveries } }
+    public var requests: Int { state.withLock { $0.requests } }
+    public var badSignatures: Int { state.withLock { $0.badSignatures } }
+    public var paths: [String] { state.withLock { $0.paths } }
+    public func set(_ mode: Mode) { state.withLock { $0.mode = mode } }
 
     /// Serves on `port` until `body` returns (a receiver that is "down" is one not running).
-    func serving<R: Sendable>(_ body: () async throws -> R) async throws -> R {
+    public func serving<R: Sendable>(_ body: () async throws -> R) async throws -> R {
         let router = Router()
         router.post("/hooks") { request, _ in try await self.answer(request, path: "/hooks") }
         router.post("/elsewhere") { request, _ in try await self.answer(request, path: "/elsewhere") }
@@ -113,25 +113,21 @@ final class WebhookReceiver: Sendable {
         }
     }
 
-    /// A port nothing listens on now (bound and released).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
+    /// Users whose events first arrived out of event order (each id counted at its first arrival):
+    /// empty when every user's events came in order.
+    public static func outOfOrderUsers(_ deliveries: [Delivery]) -> [String] {
+        var seen: Set<String> = []
+        var last: [String: Int64] = [:]
+        var broken: Set<String> = []
+        for delivery in deliveries where seen.insert(delivery.id).inserted {
+            let number = WebhookEvent.eventId(parsing: delivery.id) ?? 0
+            if let previous = last[delivery.uid], previous > number { broken.insert(delivery.uid) }
+            last[delivery.uid] = number
         }
-        guard bound else { throw ReceiverError("could not find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return broken.sorted()
     }
 
-    static func waitUntilListening(port: Int) async throws {
+    public static func waitUntilListening(port: Int) async throws {
         let start = ContinuousClock.now
         while ContinuousClock.now - start < .seconds(10) {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -152,7 +148,7 @@ final class WebhookReceiver: Sendable {
     }
 }
 
-struct ReceiverError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct ReceiverError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
