@@ -27,7 +27,8 @@ public struct WebhookEvent: Sendable, Hashable {
     public let type: WebhookEventType
     public let uid: String
     public let createdAt: Date
-    /// The `data` object, as PostgreSQL's jsonb text (the same bytes on every attempt).
+    /// The `data` object, as PostgreSQL's jsonb text, rendered from rows that never change: the same
+    /// bytes on every attempt.
     public let dataJSON: String
 
     /// The body posted: `{"id", "type", "created", "data"}`. `id` is `evt_<event id>`, `created` unix seconds.
@@ -174,7 +175,8 @@ public struct WebhookStore: Sendable {
     public func event(_ eventId: Int64) async throws -> WebhookEvent? {
         try await client.query(
             """
-            SELECT event_id, type, uid, created_at, data::text FROM webhook_outbox WHERE event_id = \(eventId)
+            SELECT o.event_id, o.type, o.uid, o.created_at, \(unsafeSQL: Self.data) FROM webhook_outbox o
+            WHERE o.event_id = \(eventId)
             """
         ).first.map(Self.event(from:))
     }
@@ -183,8 +185,8 @@ public struct WebhookStore: Sendable {
     public func events(after eventId: Int64 = 0, limit: Int = 100) async throws -> [WebhookEvent] {
         try await client.query(
             """
-            SELECT event_id, type, uid, created_at, data::text FROM webhook_outbox
-            WHERE event_id > \(eventId) ORDER BY event_id LIMIT \(max(1, min(limit, 10_000)))
+            SELECT o.event_id, o.type, o.uid, o.created_at, \(unsafeSQL: Self.data) FROM webhook_outbox o
+            WHERE o.event_id > \(eventId) ORDER BY o.event_id LIMIT \(max(1, min(limit, 10_000)))
             """
         ).map(Self.event(from:))
     }
@@ -295,7 +297,7 @@ public struct WebhookStore: Sendable {
                 FROM due WHERE p.endpoint_id = due.endpoint_id AND p.event_id = due.event_id
                 RETURNING p.endpoint_id, p.event_id, p.attempts, p.queued_at
             )
-            SELECT c.endpoint_id, w.url, w.secret, o.event_id, o.type, o.uid, o.created_at, o.data::text, c.attempts,
+            SELECT c.endpoint_id, w.url, w.secret, o.event_id, o.type, o.uid, o.created_at, \(unsafeSQL: Self.data), c.attempts,
                    c.queued_at
             FROM claimed c
             JOIN webhook_endpoints w ON w.endpoint_id = c.endpoint_id
@@ -389,6 +391,10 @@ public struct WebhookStore: Sendable {
     }
 
     // MARK: Rows
+
+    /// An outbox row `o`'s `data`, rendered from the ledger rows it names (migration 0016). Never null
+    /// while those rows exist, and they are append-only; `{}` rather than a claim that fails for good.
+    private static let data = "coalesce(webhook_event_data(o), '{}'::jsonb)::text"
 
     private static let endpointColumns = """
         w.endpoint_id, w.url, w.events, w.description, w.enabled, w.created_by, w.created_at, w.disabled_by,

@@ -19,7 +19,7 @@ struct WebhookOutboxTests {
 
     static func outbox(_ client: PostgresClient) async throws -> [Row] {
         try await client.query(
-            "SELECT type, uid, data->>'transactionId' FROM webhook_outbox ORDER BY event_id"
+            "SELECT type, uid, transaction_id FROM webhook_outbox ORDER BY event_id"
         ).map { row in
             let (type, uid, transactionId) = try row.decode((String, String, String?).self)
             return Row(type: type, uid: uid, transactionId: transactionId)
@@ -29,8 +29,8 @@ struct WebhookOutboxTests {
     static func data(_ client: PostgresClient, _ type: String, _ transactionId: String) async throws -> [String: Any] {
         let text = try await client.query(
             """
-            SELECT data::text FROM webhook_outbox WHERE type = \(type)::text
-              AND data->>'transactionId' = \(transactionId)::text
+            SELECT webhook_event_data(o)::text FROM webhook_outbox o
+            WHERE o.type = \(type)::text AND o.transaction_id = \(transactionId)::text
             """
         ).single().decode(String.self, at: 0)
         return try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] ?? [:]
@@ -76,9 +76,36 @@ struct WebhookOutboxTests {
             #expect(refund["refundEventId"] as? String == "r1")
             #expect((refund["amount"] as? [String: Any])?["currency"] as? String == "KRW")
             let granted = try await db.client.query(
-                "SELECT data->>'actor', data->>'reason' FROM webhook_outbox WHERE type = 'support.granted'"
+                """
+                SELECT webhook_event_data(o)->>'actor', webhook_event_data(o)->>'reason' FROM webhook_outbox o
+                WHERE o.type = 'support.granted'
+                """
             ).single().decode((String, String).self)
             #expect(granted == ("kim", "outage"))
+        }
+    }
+
+    @Test("an event's data never changes: a refund of an unpriced purchase keeps no amount after a price is learned")
+    func renderedDataIsStable() async throws {
+        try await withLedger { db, ledger in
+            _ = try await ledger.register(uid: "dana", profile: testProfile)
+            _ = try await ledger.recordPurchase(makeTransaction("u1", item: .face(3), unpriced: true), for: "dana")
+            _ = try await ledger.recordRefundEvent(makeRefundEvent("r1", .refund, for: "u1"))
+            let before = try await Self.data(db.client, "refund.applied", "u1")
+            #expect(before["amount"] is NSNull)
+            _ = try await ledger.recordLearnedPrice(LearnedPriceTests.signed("u1"))
+            let after = try await Self.data(db.client, "refund.applied", "u1")
+            #expect(after["amount"] is NSNull && after["entryId"] as? Int == before["entryId"] as? Int)
+            // A refund after the price was learned carries it.
+            _ = try await ledger.recordRefundEvent(makeRefundEvent("r2", .refundReversal, for: "u1", second: 200))
+            _ = try await ledger.recordRefundEvent(makeRefundEvent("r3", .refund, for: "u1", second: 300))
+            let amounts = try await db.client.query(
+                """
+                SELECT webhook_event_data(o)->'amount'->>'amountMilli' FROM webhook_outbox o
+                WHERE o.type = 'refund.applied' ORDER BY o.event_id
+                """
+            ).map { try $0.decode(String?.self, at: 0) }
+            #expect(amounts == [nil, "2500000"])
         }
     }
 
