@@ -68,7 +68,12 @@ public struct WebhookDeliveryService: Service {
         await withTaskGroup(of: Bool.self) { group in
             var inFlight = 0
             var ticking = false
+            var lastCheck: ContinuousClock.Instant?
             while !Task.isCancelled {
+                if lastCheck.map({ ContinuousClock.now - $0 >= Self.headCheckInterval }) ?? true {
+                    lastCheck = .now
+                    await promoteWaitingHeads()
+                }
                 if inFlight < settings.concurrency {
                     for delivery in await claim(settings.concurrency - inFlight) {
                         inFlight += 1
@@ -90,6 +95,22 @@ public struct WebhookDeliveryService: Service {
                 if delivered { inFlight -= 1 } else { ticking = false }
             }
             group.cancelAll()
+        }
+    }
+
+    /// How often a worker checks that no queue's first event waits for ever (``WebhookStore/promoteWaitingHeads()``).
+    static let headCheckInterval = Duration.seconds(300)
+
+    private func promoteWaitingHeads() async {
+        do {
+            let promoted = try await store.promoteWaitingHeads()
+            if promoted > 0 {
+                logger.warning("webhook queue heads were left waiting; made due", metadata: ["count": "\(promoted)"])
+            }
+        } catch {
+            if !Task.isCancelled {
+                logger.warning("could not check the webhook queues' heads", metadata: ["error": "\(error)"])
+            }
         }
     }
 

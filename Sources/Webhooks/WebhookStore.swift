@@ -232,22 +232,70 @@ public struct WebhookStore: Sendable {
                     .invalidInput, "the range holds \(count) events; replay at most \(Self.replayLimit) at once")
             }
         }
-        return try await client.execute(
+        // As the ledger's triggers queue events: behind each queue's head (KEY SHARE locked, so a worker
+        // delivering that head at the same moment promotes what this queues), then the queues whose first
+        // event is now a replayed one get it due.
+        return try await client.withTransaction { connection in
+            try await connection.execute(
+                """
+                SELECT head.event_id
+                FROM (
+                    SELECT DISTINCT t.endpoint_id, t.uid
+                    FROM webhook_replay_targets(
+                        \(eventId)::bigint, \(from)::timestamptz, \(to)::timestamptz, \(types)::text[],
+                        \(endpointId)::bigint) t
+                ) AS queue
+                CROSS JOIN LATERAL (
+                    SELECT q.event_id FROM webhook_pending q
+                    WHERE q.endpoint_id = queue.endpoint_id AND q.uid = queue.uid
+                    ORDER BY q.event_id LIMIT 1
+                    FOR KEY SHARE
+                ) AS head
+                """)
+            let queued = try await connection.execute(
+                """
+                INSERT INTO webhook_pending (endpoint_id, event_id, uid, due_at)
+                SELECT t.endpoint_id, t.event_id, t.uid, 'infinity'
+                FROM webhook_replay_targets(
+                    \(eventId)::bigint, \(from)::timestamptz, \(to)::timestamptz, \(types)::text[],
+                    \(endpointId)::bigint) t
+                ORDER BY t.event_id
+                ON CONFLICT (endpoint_id, event_id) DO NOTHING
+                """)
+            try await connection.execute(
+                """
+                UPDATE webhook_pending p SET due_at = now()
+                FROM (
+                    SELECT DISTINCT t.endpoint_id, t.uid
+                    FROM webhook_replay_targets(
+                        \(eventId)::bigint, \(from)::timestamptz, \(to)::timestamptz, \(types)::text[],
+                        \(endpointId)::bigint) t
+                ) AS queue
+                CROSS JOIN LATERAL (
+                    SELECT q.event_id, q.due_at FROM webhook_pending q
+                    WHERE q.endpoint_id = queue.endpoint_id AND q.uid = queue.uid
+                    ORDER BY q.event_id LIMIT 1
+                ) AS head
+                WHERE p.endpoint_id = queue.endpoint_id AND p.event_id = head.event_id AND head.due_at = 'infinity'
+                """)
+            return queued
+        }
+    }
+
+    /// Makes due every queue head left waiting at 'infinity' (each (endpoint, user) queue's first event
+    /// must be due). The triggers, replays and deliveries keep that so; this is the worker's periodic
+    /// check that nothing waits for ever whatever happened to the queue (an operator's DELETE, say).
+    /// - Returns: how many heads it made due.
+    @discardableResult
+    public func promoteWaitingHeads() async throws -> Int {
+        try await client.execute(
             """
-            WITH chosen AS (
-                SELECT event_id, type, uid FROM webhook_outbox
-                WHERE event_id = \(eventId)::bigint
-                   OR (\(eventId)::bigint IS NULL AND created_at >= \(from)::timestamptz
-                       AND created_at < \(to)::timestamptz
-                       AND (\(types)::text[] IS NULL OR type = ANY (\(types)::text[])))
-            )
-            INSERT INTO webhook_pending (endpoint_id, event_id, uid)
-            SELECT w.endpoint_id, c.event_id, c.uid
-            FROM chosen c JOIN webhook_endpoints w
-              ON w.enabled AND (\(endpointId)::bigint IS NULL AND (w.events IS NULL OR c.type = ANY (w.events))
-                                OR w.endpoint_id = \(endpointId)::bigint)
-            ORDER BY c.event_id
-            ON CONFLICT (endpoint_id, event_id) DO NOTHING
+            UPDATE webhook_pending p SET due_at = now()
+            FROM (
+                SELECT DISTINCT ON (endpoint_id, uid) endpoint_id, event_id, due_at FROM webhook_pending
+                ORDER BY endpoint_id, uid, event_id
+            ) AS head
+            WHERE p.endpoint_id = head.endpoint_id AND p.event_id = head.event_id AND head.due_at = 'infinity'
             """)
     }
 
@@ -272,7 +320,10 @@ public struct WebhookStore: Sendable {
     /// Claims up to `limit` deliveries that are due, for enabled endpoints, each the oldest queued event
     /// of its user for its endpoint (so one user's events go out in order). Rows another worker holds
     /// are skipped (`SKIP LOCKED`); a claimed row is not due again until `lease` has passed, so a worker
-    /// that dies mid-delivery delays its deliveries by the lease, and never loses them.
+    /// that dies mid-delivery delays its deliveries by the lease, and never loses them. Only queue heads
+    /// are due (the events behind one wait at 'infinity', migration 0016), so a backlog costs nothing
+    /// to skip; the NOT EXISTS keeps the order when two events of a user were queued at once. The row
+    /// lock is NO KEY UPDATE: a purchase queuing behind the head (KEY SHARE) never waits for a claim.
     public func claim(limit: Int, lease: Duration) async throws -> [WebhookDelivery] {
         let claim = UUID()
         let leaseMilliseconds = Int64(lease.seconds * 1000)
@@ -288,7 +339,7 @@ public struct WebhookStore: Sendable {
                       WHERE q.endpoint_id = p.endpoint_id AND q.uid = p.uid AND q.event_id < p.event_id)
                 ORDER BY p.due_at, p.event_id
                 LIMIT \(max(1, min(limit, 1000)))
-                FOR UPDATE OF p SKIP LOCKED
+                FOR NO KEY UPDATE OF p SKIP LOCKED
             ),
             claimed AS (
                 UPDATE webhook_pending p
@@ -340,50 +391,67 @@ public struct WebhookStore: Sendable {
         let delivered = result.outcome == .delivered
         let retryMs = Int64(retryAfter.seconds * 1000)
         let giveUpMs = Int64(giveUpAfter.seconds * 1000)
-        let row = try await client.query(
-            """
-            WITH target AS (
-                SELECT endpoint_id, event_id, claim = \(delivery.claim)::uuid AS mine,
-                       now() + \(retryMs) * interval '1 millisecond'
-                           > queued_at + \(giveUpMs) * interval '1 millisecond' AS past_window
-                FROM webhook_pending
-                WHERE endpoint_id = \(delivery.endpointId) AND event_id = \(delivery.event.eventId)
-                FOR UPDATE
-            ),
-            gone AS (
-                DELETE FROM webhook_pending p USING target t
-                WHERE p.endpoint_id = t.endpoint_id AND p.event_id = t.event_id
-                  AND (\(delivered) OR (t.mine AND t.past_window))
-                RETURNING p.event_id
-            ),
-            retry AS (
-                UPDATE webhook_pending p SET due_at = now() + \(retryMs) * interval '1 millisecond', claim = NULL
-                FROM target t
-                WHERE p.endpoint_id = t.endpoint_id AND p.event_id = t.event_id
-                  AND NOT \(delivered) AND t.mine AND NOT t.past_window
-                RETURNING p.due_at
-            ),
-            attempt AS (
-                INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, started_at, duration_ms, status_code,
-                    error, outcome)
-                VALUES (\(delivery.endpointId), \(delivery.event.eventId), \(delivery.attempt),
-                    \(result.startedAt)::timestamptz, \(durationMs), \(result.statusCode)::integer, \(error)::text,
-                    CASE WHEN \(delivered) THEN 'delivered'
-                         WHEN EXISTS (SELECT 1 FROM gone) THEN 'gave_up' ELSE 'failed' END)
-            ),
-            endpoint AS (
-                UPDATE webhook_endpoints
-                SET consecutive_failures = CASE WHEN \(delivered) THEN 0 ELSE consecutive_failures + 1 END,
-                    failing_since = CASE WHEN \(delivered) THEN NULL
-                                         WHEN consecutive_failures + 1 >= \(Self.failingThreshold)
-                                         THEN coalesce(failing_since, now()) ELSE failing_since END,
-                    last_delivered_at = CASE WHEN \(delivered) THEN now() ELSE last_delivered_at END
-                WHERE endpoint_id = \(delivery.endpointId)
-            )
-            SELECT EXISTS (SELECT 1 FROM gone), (SELECT due_at FROM retry)
-            """
-        ).single()
-        let (removed, retryAt) = try row.decode((Bool, Date?).self)
+        // One transaction: the outcome, then (a new statement, so it sees an event whose transaction
+        // the DELETE waited for) the promotion of the user's next queued event to due.
+        let (removed, retryAt) = try await client.withTransaction { connection in
+            let row = try await connection.query(
+                """
+                WITH target AS (
+                    SELECT endpoint_id, event_id, claim = \(delivery.claim)::uuid AS mine,
+                           now() + \(retryMs) * interval '1 millisecond'
+                               > queued_at + \(giveUpMs) * interval '1 millisecond' AS past_window
+                    FROM webhook_pending
+                    WHERE endpoint_id = \(delivery.endpointId) AND event_id = \(delivery.event.eventId)
+                    FOR UPDATE
+                ),
+                gone AS (
+                    DELETE FROM webhook_pending p USING target t
+                    WHERE p.endpoint_id = t.endpoint_id AND p.event_id = t.event_id
+                      AND (\(delivered) OR (t.mine AND t.past_window))
+                    RETURNING p.event_id
+                ),
+                retry AS (
+                    UPDATE webhook_pending p SET due_at = now() + \(retryMs) * interval '1 millisecond', claim = NULL
+                    FROM target t
+                    WHERE p.endpoint_id = t.endpoint_id AND p.event_id = t.event_id
+                      AND NOT \(delivered) AND t.mine AND NOT t.past_window
+                    RETURNING p.due_at
+                ),
+                attempt AS (
+                    INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, started_at, duration_ms, status_code,
+                        error, outcome)
+                    VALUES (\(delivery.endpointId), \(delivery.event.eventId), \(delivery.attempt),
+                        \(result.startedAt)::timestamptz, \(durationMs), \(result.statusCode)::integer, \(error)::text,
+                        CASE WHEN \(delivered) THEN 'delivered'
+                             WHEN EXISTS (SELECT 1 FROM gone) THEN 'gave_up' ELSE 'failed' END)
+                ),
+                endpoint AS (
+                    UPDATE webhook_endpoints
+                    SET consecutive_failures = CASE WHEN \(delivered) THEN 0 ELSE consecutive_failures + 1 END,
+                        failing_since = CASE WHEN \(delivered) THEN NULL
+                                             WHEN consecutive_failures + 1 >= \(Self.failingThreshold)
+                                             THEN coalesce(failing_since, now()) ELSE failing_since END,
+                        last_delivered_at = CASE WHEN \(delivered) THEN now() ELSE last_delivered_at END
+                    WHERE endpoint_id = \(delivery.endpointId)
+                )
+                SELECT EXISTS (SELECT 1 FROM gone), (SELECT due_at FROM retry)
+                """
+            ).single()
+            let (removed, retryAt) = try row.decode((Bool, Date?).self)
+            if removed {
+                try await connection.execute(
+                    """
+                    UPDATE webhook_pending p SET due_at = now()
+                    FROM (
+                        SELECT endpoint_id, event_id FROM webhook_pending
+                        WHERE endpoint_id = \(delivery.endpointId) AND uid = \(delivery.event.uid)::text
+                        ORDER BY event_id LIMIT 1
+                    ) AS head
+                    WHERE p.endpoint_id = head.endpoint_id AND p.event_id = head.event_id AND p.due_at = 'infinity'
+                    """)
+            }
+            return (removed, retryAt)
+        }
         if delivered { return .delivered }
         if removed { return .gaveUp }
         if let retryAt { return .retrying(at: retryAt) }

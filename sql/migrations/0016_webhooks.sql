@@ -67,7 +67,8 @@ CREATE TABLE webhook_pending (
     endpoint_id bigint NOT NULL REFERENCES webhook_endpoints,
     event_id bigint NOT NULL,
     uid text NOT NULL,
-    -- When it may next be attempted: now, after a backoff, or after a claim's lease runs out.
+    -- When it may next be attempted: now, after a backoff, or after a claim's lease runs out; 'infinity'
+    -- while an earlier event of the same user waits for the same endpoint (only a queue's head is due).
     due_at timestamptz NOT NULL DEFAULT now(),
     attempts integer NOT NULL DEFAULT 0,
     -- When it was queued (by the event, or by a replay): retries stop after the give-up window from here.
@@ -125,12 +126,28 @@ RETURN coalesce(current_setting('shopledger.webhook_events', true), '') <> 'off'
 
 -- Queues each new outbox event for every enabled endpoint subscribed to its type: the one place an
 -- event meets the endpoints, whichever table's trigger wrote it.
+--
+-- Only the head of each (endpoint, user) queue is due; the events behind it wait at due_at 'infinity',
+-- so a backlog (an endpoint down for days) costs the delivery worker nothing to skip. The new event's
+-- transaction takes a KEY SHARE lock on the queue's head while it queues behind it: the worker's
+-- DELETE of that head then waits for this transaction, and its next statement, which promotes the
+-- queue's new head, sees this event. (Without the lock a head delivered at the same moment could
+-- leave this event waiting for ever.)
 CREATE FUNCTION webhook_fan_out() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO webhook_pending (endpoint_id, event_id, uid)
-    SELECT w.endpoint_id, e.event_id, e.uid
-    FROM new_events e JOIN webhook_endpoints w ON w.enabled AND (w.events IS NULL OR e.type = ANY (w.events));
+    INSERT INTO webhook_pending (endpoint_id, event_id, uid, due_at)
+    SELECT w.endpoint_id, e.event_id, e.uid,
+           CASE WHEN head.event_id < e.event_id THEN 'infinity'::timestamptz ELSE now() END
+    FROM new_events e
+    JOIN webhook_endpoints w ON w.enabled AND (w.events IS NULL OR e.type = ANY (w.events))
+    LEFT JOIN LATERAL (
+        SELECT q.event_id FROM webhook_pending q
+        WHERE q.endpoint_id = w.endpoint_id AND q.uid = e.uid
+        ORDER BY q.event_id LIMIT 1
+        FOR KEY SHARE
+    ) AS head ON true
+    ORDER BY e.event_id, w.endpoint_id;
     RETURN NULL;
 END
 $$;
@@ -253,4 +270,20 @@ LANGUAGE sql STABLE AS $$
             FROM support_actions a
             WHERE a.action_id = e.action_id)
     END
+$$;
+
+-- What a replay queues: the events chosen (one by id, or those created in [from, to) of some types),
+-- each for one endpoint (`only_endpoint`) or every enabled endpoint subscribed to its type.
+CREATE FUNCTION webhook_replay_targets(
+    one_event bigint, range_from timestamptz, range_to timestamptz, types text[], only_endpoint bigint
+) RETURNS TABLE (endpoint_id bigint, event_id bigint, uid text)
+LANGUAGE sql STABLE AS $$
+    SELECT w.endpoint_id, o.event_id, o.uid
+    FROM webhook_outbox o
+    JOIN webhook_endpoints w
+      ON w.enabled AND (only_endpoint IS NULL AND (w.events IS NULL OR o.type = ANY (w.events))
+                        OR w.endpoint_id = only_endpoint)
+    WHERE o.event_id = one_event
+       OR (one_event IS NULL AND o.created_at >= range_from AND o.created_at < range_to
+           AND (types IS NULL OR o.type = ANY (types)))
 $$;
