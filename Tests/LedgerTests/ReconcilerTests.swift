@@ -43,7 +43,8 @@ struct ReconcilerTests {
             #expect(examined["one_purchase_entry_per_purchase"] == 8)
             #expect(examined["learned_prices_booked"] == 1)
             #expect(examined["receivable_matches_purchases"] == 3)  // production KRW, production USD, sandbox KRW
-            #expect(examined["append_only_enforced"] == 11)  // the ledger's 9 tables and Apple's sales reports' 2
+            // The ledger's 9 tables, Apple's sales reports' 2 and the catalog's audit trail.
+            #expect(examined["append_only_enforced"] == 12)
             #expect(examined["equipped_items_owned"] == 3)
             #expect(report.text.hasSuffix("reconcile: all 14 checks passed"))
             let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
