@@ -104,6 +104,7 @@ func shopApplication(
     let admins = api.group().add(middleware: AdminAuthentication(authenticator: authenticator))
     AdminRoutes(ledger: ledger, client: client).register(on: admins)
     SupportRoutes(ledger: ledger, body: body).register(on: admins)
+    AdminCatalogRoutes(catalog: CatalogStore(client: client), body: body).register(on: admins)
 
     let responder = ShopResponder(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,

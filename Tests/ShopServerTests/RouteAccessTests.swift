@@ -52,6 +52,10 @@ struct RouteAccessTests {
         "POST /api/v1/admin/grants": .admin,
         "POST /api/v1/admin/grants/{actionId}/revoke": .admin,
         "GET /api/v1/admin/purchases/{transactionId}": .admin,
+        "GET /api/v1/admin/catalog": .admin,
+        "POST /api/v1/admin/catalog": .admin,
+        "POST /api/v1/admin/catalog/{kind}/{index}/rename": .admin,
+        "POST /api/v1/admin/catalog/{kind}/{index}/retire": .admin,
     ]
 
     @Test("every registered route has its access decided, and answers a request without credentials by it")
