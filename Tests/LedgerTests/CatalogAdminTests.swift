@@ -263,6 +263,41 @@ struct CatalogAdminTests {
         }
     }
 
+    @Test("catalog_audited passes on audited changes, and names a sale after retirement and unaudited edits")
+    func reconciliation() async throws {
+        try await withTestDatabase { db in
+            let ledger = LedgerStore(client: db.client)
+            let catalog = CatalogStore(client: db.client)
+            let reconciler = Reconciler(client: db.client, checks: [CatalogInvariants.audited])
+            _ = try await ledger.register(uid: "dana", profile: testProfile)
+            _ = try await catalog.add(Self.rainbow, Self.request)
+            _ = try await catalog.rename(.face(5), name: "무지개", nameEn: nil, Self.request)
+            _ = try await ledger.recordPurchase(
+                Self.purchase("d1", productId: "com.memolease.sesac1.sprout5", at: Date().addingTimeInterval(60)),
+                for: "dana")
+            _ = try await catalog.retire(.face(5), Self.request)
+            let shipped = try await reconciler.run()
+            #expect(shipped.passed, "\(shipped.text)")
+
+            // A hand edit with the trigger off: the retirement moved before the purchase it would have
+            // refused, a name changed without a change row, and the trigger left disabled.
+            try await db.client.query("ALTER TABLE catalog_items DISABLE TRIGGER catalog_items_never_removed")
+            try await db.client.query(
+                """
+                UPDATE catalog_items SET retired_at = now() - interval '1 day', name_en = 'Rainbow'
+                WHERE kind = 'face' AND item_index = 5
+                """)
+            let broken = try await reconciler.run()
+            #expect(!broken.passed)
+            for expected in [
+                "purchase app_store/Production/d1", "retire changes at that time, expected one",
+                "its last change says", "no trigger enabled ALWAYS refusing UPDATE", "refusing DELETE",
+            ] {
+                #expect(broken.text.contains(expected), "\(expected) in \(broken.text)")
+            }
+        }
+    }
+
     @Test("a price is an exact decimal in major units, read into milliunits without floating point")
     func prices() throws {
         let accepted: [(String, Int64)] = [

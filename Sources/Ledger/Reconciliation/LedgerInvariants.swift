@@ -9,6 +9,7 @@ public enum LedgerInvariants {
         learnedPricesBooked, grantsMatchHistory, liveGrantsBacked, refundEventsApplied, notificationsApplied,
         equippedItemsOwned,
         noOrphans, appendOnlyEnforced, SupportInvariants.grantsBacked, FirstPurchaseInvariants.caughtUp,
+        CatalogInvariants.audited,
     ]
 
     /// SQL naming purchase/entry `x`'s store transaction.
