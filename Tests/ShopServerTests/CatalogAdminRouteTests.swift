@@ -149,6 +149,37 @@ struct CatalogAdminRouteTests {
         }
     }
 
+    @Test("a classic receipt's entries: one bought before the retirement records, one after is refused alone")
+    func receiptEntries() async throws {
+        try await withShopServer { client, db in
+            try await client.signUp("erin")
+            let retired = try await client.api(
+                .post, "/api/v1/admin/catalog/face/4/retire", token: Self.admin, json: ["reason": "last season"])
+            #expect(retired.status == .ok, "\(retired.body)")
+            let face4 = product(.face(4))
+            let receipt = TestReceiptPKI.shared.receipt(
+                TestReceipt(
+                    bundleId: ServerTest.bundleId,
+                    purchases: [
+                        .init(productId: face4, transactionId: "k-1", purchaseDate: "2026-11-01T09:30:00Z"),
+                        .init(
+                            productId: face4, transactionId: "k-2",
+                            purchaseDate: TestReceipt.timestamp(Date().addingTimeInterval(120))),
+                        .init(productId: product(.face(3)), transactionId: "k-3"),
+                    ]))
+            let answer = try await client.api(.post, "/api/v1/purchases", uid: "erin", json: ["receipt": receipt])
+            #expect(answer.status == .ok, "\(answer.body)")
+            let entries = try #require(answer.json["entries"] as? [[String: Any]])
+            #expect(entries.map { $0["outcome"] as? String } == ["recorded", "refused", "recorded"], "\(answer.body)")
+            #expect((entries[1]["error"] as? [String: Any])?["code"] as? String == "product_retired")
+            let me = try await client.api(.get, "/api/v1/me", uid: "erin")
+            #expect(((me.json["owned"] as? [String: Any])?["faces"] as? [Int]) == [0, 3, 4], "\(me.body)")
+            #expect(
+                try await db.client.query("SELECT count(*) FROM purchases WHERE transaction_id = 'k-2'").single()
+                    .decode(Int.self, at: 0) == 0)
+        }
+    }
+
     @Test("only the admin token; bad input and conflicts are clear 4xx errors and write nothing")
     func refusals() async throws {
         try await withShopServer { client, db in
