@@ -157,6 +157,7 @@ struct CatalogAdminTests {
                 (.invalidInput, with { $0.name = String(repeating: "새", count: 101) }, "at most 100"),
                 (.invalidInput, with { $0.name = "새싹\u{0}" }, "control characters"),
                 (.invalidInput, with { $0.nameEn = "Sprout\u{1B}[2J" }, "control characters"),
+                (.invalidInput, with { $0.nameEn = "Sprout\u{2028}two" }, "control characters"),
                 (.invalidInput, with { $0.name = "새\u{200B}싹" }, "invisible"),
                 (.invalidInput, with { $0.description = String(repeating: "x", count: 501) }, "at most 500"),
                 (.invalidInput, with { $0.price = Money(amountMilli: 0, currency: "KRW") }, "above zero"),

@@ -139,7 +139,10 @@ public enum CatalogRules {
             throw LedgerError(
                 .invalidInput, "\(what) must be at most \(maximumNameLength) characters, got \(scalars.count)")
         }
-        guard scalars.allSatisfy({ $0.properties.generalCategory != .control }) else {
+        // Line and paragraph separators too: they break a name's line, and PostgreSQL's [[:cntrl:]]
+        // (the schema's CHECK) counts them as control characters in a UTF-8 locale.
+        let refused: Set<Unicode.GeneralCategory> = [.control, .lineSeparator, .paragraphSeparator]
+        guard scalars.allSatisfy({ !refused.contains($0.properties.generalCategory) }) else {
             throw LedgerError(.invalidInput, "\(what) contains control characters")
         }
         guard Validation.isVisible(name) else {

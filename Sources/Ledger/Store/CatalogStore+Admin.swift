@@ -19,7 +19,7 @@ extension CatalogStore {
         try request.validate()
         try new.validate()
         let kind = new.item.kind.rawValue
-        let row = try await client.query(
+        let row = try await refusingChecks(
             """
             WITH added AS (
                 INSERT INTO catalog_items (kind, item_index, product_id, name, name_en, description, price_milli, currency)
@@ -79,7 +79,7 @@ extension CatalogStore {
         }
         if let name { try CatalogRules.name(name, what: "the Korean name") }
         if let nameEn { try CatalogRules.name(nameEn, what: "the English name") }
-        let rows = try await client.query(
+        let rows = try await refusingChecks(
             """
             WITH target AS (
                 SELECT kind, item_index, name, name_en FROM catalog_items
@@ -152,6 +152,17 @@ extension CatalogStore {
             throw LedgerError(.alreadyRetired, "\(item) was retired already, at \(Self.timestamp(wasRetiredAt))")
         }
         return try Self.change(.retire, row, request)
+    }
+
+    /// Runs a writing statement; a CHECK of the schema that refuses a value the checks above let through
+    /// is bad input like theirs (the statement wrote nothing), not a server failure.
+    private func refusingChecks(_ statement: PostgresQuery) async throws -> PostgresRows {
+        do {
+            return try await client.query(statement)
+        } catch let error as PostgresError where error.sqlState == .checkViolation {
+            throw LedgerError(
+                .invalidInput, "the catalog refuses this value (\(error.constraint ?? "a check of the schema"))")
+        }
     }
 
     /// ``itemColumns`` of `catalog_items c`, for a RETURNING that joins another table.
