@@ -299,6 +299,51 @@ struct CatalogAdminTests {
         }
     }
 
+    @Test("concurrent adds of one index and concurrent retirements: one succeeds, the others are refused")
+    func concurrent() async throws {
+        try await withLedger { db, _ in
+            let catalog = CatalogStore(client: db.client)
+            let adds = await withTaskGroup(of: LedgerError.Code?.self) { group in
+                for n in 0..<8 {
+                    group.addTask {
+                        var item = Self.rainbow
+                        item.productId = "com.memolease.sesac1.sprout5_\(n)"
+                        do {
+                            _ = try await catalog.add(item, Self.request)
+                            return nil
+                        } catch let error as LedgerError {
+                            return error.code
+                        } catch {
+                            return LedgerError.Code("unexpected: \(error)")
+                        }
+                    }
+                }
+                return await group.reduce(into: [LedgerError.Code?]()) { $0.append($1) }
+            }
+            #expect(adds.filter { $0 == nil }.count == 1, "\(adds)")
+            #expect(adds.compactMap { $0 }.allSatisfy { $0 == .itemIndexTaken }, "\(adds)")
+            let retires = await withTaskGroup(of: LedgerError.Code?.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        do {
+                            _ = try await catalog.retire(.face(5), Self.request)
+                            return nil
+                        } catch let error as LedgerError {
+                            return error.code
+                        } catch {
+                            return LedgerError.Code("unexpected: \(error)")
+                        }
+                    }
+                }
+                return await group.reduce(into: [LedgerError.Code?]()) { $0.append($1) }
+            }
+            #expect(retires.filter { $0 == nil }.count == 1, "\(retires)")
+            #expect(retires.compactMap { $0 }.allSatisfy { $0 == .alreadyRetired }, "\(retires)")
+            let changes = try await scalar(db.client, "SELECT count(*) FROM catalog_changes")
+            #expect(changes == 2, "one add, one retire")
+        }
+    }
+
     @Test("a price is an exact decimal in major units, read into milliunits without floating point")
     func prices() throws {
         let accepted: [(String, Int64)] = [
