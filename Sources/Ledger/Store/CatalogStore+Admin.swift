@@ -119,7 +119,7 @@ extension CatalogStore {
         try request.validate()
         if item.index != 0 { try CatalogRules.existingIndex(item) }
         try CatalogRules.index(item)
-        let row = try await client.query(
+        let row = try await refusingChecks(
             """
             WITH target AS (
                 SELECT kind, item_index, retired_at FROM catalog_items
