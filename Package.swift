@@ -127,6 +127,8 @@ let package = Package(
                 "Postgres",
                 "Receipts",
                 "Shop",
+                // The webhook delivery worker and /api/v1/admin/webhooks.
+                "Webhooks",
                 // The catch-up `serve` runs passes the report day cache's invalidation (Reports owns it).
                 "Reports",
                 // Google's certificates fetched from their URL (--google-certs-url).
@@ -147,6 +149,21 @@ let package = Package(
             ],
             swiftSettings: strict,
             plugins: ["EmbedOpenAPI"]
+        ),
+        // Outbound webhooks: the outbox the ledger's triggers fill (migration 0016), endpoints, replays,
+        // and the delivery worker `serve` runs (signed posts, retries, SKIP LOCKED claims).
+        .target(
+            name: "Webhooks",
+            dependencies: [
+                "Postgres",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
         ),
         // Apple's daily Summary Sales Reports: the parser (gzip'd or plain, columns by header name), the
         // append-only import, and the comparison with the ledger (`shopledger apple sales import`,
@@ -202,6 +219,7 @@ let package = Package(
                 "CivilDates",
                 "Postgres",
                 "Receipts",
+                "Webhooks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -277,7 +295,9 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Postgres", "Ledger", "Receipts", .product(name: "Logging", package: "swift-log"),
+                "Postgres", "Ledger", "Receipts", "Webhooks", .product(name: "Logging", package: "swift-log"),
+                // The webhook receiver WebhooksTests and FaultTests post to.
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -349,6 +369,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ], swiftSettings: strict),
+        // Webhooks against a real PostgreSQL and a real receiver on loopback that checks every signature.
+        .testTarget(
+            name: "WebhooksTests",
+            dependencies: [
+                "Webhooks", "Ledger", "Postgres", "Receipts", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], swiftSettings: strict),
         // Every committed fuzz corpus replayed once, uninstrumented; every saved crash replayed in a process of its own.
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         // Fault tests (`make test-faults`; a fast subset runs in `make test`): spawn the built
@@ -356,7 +388,7 @@ let package = Package(
         .testTarget(
             name: "FaultTests",
             dependencies: [
-                "Ledger", "Postgres", "Receipts", "TestSupport",
+                "Ledger", "Postgres", "Receipts", "TestSupport", "Webhooks",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

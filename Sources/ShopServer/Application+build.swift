@@ -1,4 +1,5 @@
 import AppStoreServerAPI
+import BuildInfo
 import Foundation
 import Hummingbird
 import Ledger
@@ -9,6 +10,7 @@ import Receipts
 import Reports
 import ServiceLifecycle
 import Shop
+import Webhooks
 
 /// The composition root: builds the HTTP application from its configuration and the database client.
 /// `shopledger serve` and the tests both call it.
@@ -104,6 +106,7 @@ func shopApplication(
     let admins = api.group().add(middleware: AdminAuthentication(authenticator: authenticator))
     AdminRoutes(ledger: ledger, client: client).register(on: admins)
     SupportRoutes(ledger: ledger, body: body).register(on: admins)
+    AdminWebhookRoutes(store: WebhookStore(client: client), body: body).register(on: admins)
     AdminCatalogRoutes(catalog: CatalogStore(client: client), body: body).register(on: admins)
 
     let responder = ShopResponder(
@@ -118,6 +121,12 @@ func shopApplication(
             catchUp: FirstPurchaseCatchUp(client: client, invalidating: .reportDays, logger: logger),
             interval: configuration.firstPurchaseCatchUpInterval),
     ]
+    if let webhooks = configuration.webhooks {
+        services.append(
+            WebhookDeliveryService(
+                store: WebhookStore(client: client), settings: webhooks,
+                userAgent: "ShopLedger-Webhooks/\(BuildInfo.version)", logger: logger, observer: metrics))
+    }
     if let appStore, let interval = configuration.appStoreSyncInterval {
         let synchronizer = AppStoreSynchronizer(api: appStore, ledger: ledger, logger: logger)
         services.append(

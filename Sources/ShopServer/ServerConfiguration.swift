@@ -2,6 +2,7 @@ import AppStoreServerAPI
 import Foundation
 import Receipts
 import Shop
+import Webhooks
 
 /// Everything the HTTP service needs to know at start, validated before it starts.
 public struct ServerConfiguration: Sendable {
@@ -63,6 +64,9 @@ public struct ServerConfiguration: Sendable {
     /// The proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`); none by default, and then
     /// the client is always the TCP peer.
     public var trustedProxies: TrustedProxies
+    /// The webhook delivery worker's timeout, retry schedule and concurrency; nil: this server delivers
+    /// none (others sharing the database still do, and events are always written to the outbox).
+    public var webhooks: WebhookDeliverySettings?
 
     public static let defaultBodyLimit = 64 * 1024
     public static let defaultMaxConnections = 4096
@@ -98,7 +102,8 @@ public struct ServerConfiguration: Sendable {
         restoreLimit: RateLimit = ServerConfiguration.defaultRestoreLimit,
         refusedProofLimit: RateLimit = ServerConfiguration.defaultRefusedProofLimit,
         purchaseLimit: RateLimit = .off,
-        trustedProxies: TrustedProxies = .none
+        trustedProxies: TrustedProxies = .none,
+        webhooks: WebhookDeliverySettings? = .standard
     ) {
         self.host = host
         self.port = port
@@ -123,6 +128,7 @@ public struct ServerConfiguration: Sendable {
         self.refusedProofLimit = refusedProofLimit
         self.purchaseLimit = purchaseLimit
         self.trustedProxies = trustedProxies
+        self.webhooks = webhooks
     }
 
     /// The time a request keeps after a call to Apple for the ledger write that follows it: a second,

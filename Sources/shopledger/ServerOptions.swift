@@ -81,6 +81,8 @@ struct ServerOptions: ParsableArguments {
 
     @OptionGroup(title: "App Store Server API") var appStore: AppStoreOptions
 
+    @OptionGroup(title: "Webhook delivery") var webhooks: WebhookOptions
+
     @Option(
         name: .customLong("app-store-sync-interval"),
         help:
@@ -253,7 +255,8 @@ struct ServerOptions: ParsableArguments {
                 default: ServerConfiguration.defaultRefusedProofLimit, name: "--refused-proof-limit"),
             purchaseLimit: try Self.rateLimit(
                 purchaseLimit, "SHOPLEDGER_PURCHASE_LIMIT", default: .off, name: "--purchase-limit"),
-            trustedProxies: try trustedProxies())
+            trustedProxies: try trustedProxies(),
+            webhooks: try webhooks.settings())
         do {
             try configuration.validate()
         } catch {

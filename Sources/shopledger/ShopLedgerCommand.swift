@@ -13,6 +13,7 @@ struct ShopLedgerCommand: AsyncParsableCommand {
             ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, ReportCommand.self, SeedCommand.self,
             StubReceiptCommand.self, StubNotificationCommand.self, VerifyTransactionCommand.self,
             VerifyReceiptCommand.self, AppStoreCommand.self, AppleCommand.self, StandbyCommand.self, AdminCommand.self,
+            WebhooksCommand.self,
             CatalogCommand.self,
         ])
 

@@ -70,11 +70,12 @@ struct AppendOnlyTests {
     /// A column each table has, for the refused UPDATE (most have `transaction_id`).
     static let columnToUpdate = [
         "posting_rows": "currency", "apple_sales_reports": "file_name", "apple_sales_report_rows": "sku",
-        "catalog_changes": "reason",
+        "webhook_outbox": "uid", "webhook_attempts": "outcome", "catalog_changes": "reason",
     ]
 
-    /// A purchase, its refund, a stored, applied notification, a price learned later, a catalog change
-    /// and an imported Apple sales report: a row in every append-only table.
+    /// A purchase, its refund, a stored, applied notification, a price learned later, a catalog change,
+    /// an imported Apple sales report and a webhook attempt: a row in every append-only table (the
+    /// ledger's events fill the webhook outbox).
     static func fillEveryTable(_ ledger: LedgerStore) async throws {
         _ = try await ledger.register(uid: "alice", profile: testProfile)
         _ = try await ledger.recordPurchase(makeTransaction("t1"), for: "alice")
@@ -109,6 +110,12 @@ struct AppendOnlyTests {
                 customer_currency, country_code, developer_proceeds_milli, proceeds_currency)
             SELECT report_id, 2, 'com.memolease.sesac1.sprout2', 'IA1', 1, 2500000, 'KRW', 'KR', 1750000, 'KRW'
             FROM report
+            """)
+        // As the delivery worker records one (WebhooksTests deliver to a real receiver).
+        try await ledger.client.query(
+            """
+            INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, started_at, duration_ms, status_code, outcome)
+            SELECT 1, min(event_id), 1, now(), 12, 204, 'delivered' FROM webhook_outbox
             """)
     }
 }

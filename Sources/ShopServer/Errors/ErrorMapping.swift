@@ -8,6 +8,7 @@ import NIOCore
 import Postgres
 import Receipts
 import Shop
+import Webhooks
 
 /// The one place where errors become HTTP answers, for both surfaces.
 ///
@@ -39,6 +40,15 @@ enum ErrorMapping {
             case .alreadyRevoked, .alreadyRetired, .itemIndexTaken, .productIdTaken:
                 return APIError(.conflict, code: error.code.rawValue, message: error.message)
             default:
+                return APIError(.unprocessableContent, code: error.code.rawValue, message: error.message)
+            }
+        case let error as WebhookError:
+            switch error.code {
+            case .noSuchEndpoint, .noSuchEvent:
+                return APIError(.notFound, code: error.code.rawValue, message: error.message)
+            case .alreadyDisabled:
+                return APIError(.conflict, code: error.code.rawValue, message: error.message)
+            case .invalidInput:
                 return APIError(.unprocessableContent, code: error.code.rawValue, message: error.message)
             }
         case let error as RateLimitedError:

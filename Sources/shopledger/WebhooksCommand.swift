@@ -1,0 +1,226 @@
+import ArgumentParser
+import Foundation
+import Webhooks
+
+/// `shopledger webhooks`: the endpoints other systems receive ledger events at (the same as
+/// `/api/v1/admin/webhooks`, for operators with database access).
+struct WebhooksCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webhooks",
+        abstract: "Webhook endpoints: add, list, disable; replay events; show an event's attempts.",
+        subcommands: [
+            WebhooksAddCommand.self, WebhooksListCommand.self, WebhooksDisableCommand.self,
+            WebhooksReplayCommand.self, WebhooksShowCommand.self,
+        ])
+}
+
+/// Who changes the endpoints, recorded with the change.
+struct WebhookActorOptions: ParsableArguments {
+    @Option(help: "Who does this (recorded with the endpoint). Default: $USER, else operator")
+    var actor: String?
+
+    var name: String {
+        actor ?? ProcessInfo.processInfo.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "operator"
+    }
+}
+
+struct WebhooksAddCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Add an endpoint: events recorded from now on are posted to it, signed.")
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var logging: LoggingOptions
+    @OptionGroup var who: WebhookActorOptions
+
+    @Argument(help: "The endpoint's URL: https, or http to a loopback address.") var url: String
+
+    @Option(help: "Event types to send, comma-separated (e.g. purchase.recorded,refund.applied). Default: every type")
+    var events: String?
+
+    @Option(
+        name: .customLong("secret-file"),
+        help: "File holding the signing secret (24 to 256 printable characters; private to its owner).")
+    var secretFile: String
+
+    @Option(help: "A note for operators (at most 200 characters).") var description: String = ""
+
+    @Flag(help: "Print the endpoint as JSON.") var json = false
+
+    func run() async throws {
+        let url = try WebhookURL(url)
+        let types = try events.map { text throws(WebhookError) in try WebhookEventType.parseList(text) }
+        let secret = try SecretFile.read(secretFile, what: "the webhook signing secret")
+        let endpoint = try await database.withClient(schema: .requireCurrent) { client in
+            try await WebhookStore(client: client).addEndpoint(
+                url: url, events: types, secret: secret, description: description, actor: who.name)
+        }
+        if json { try JSONOutput.print(WebhookEndpointJSON(endpoint)) } else { print(WebhookText.endpoint(endpoint)) }
+    }
+}
+
+struct WebhooksListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "Every endpoint: its events, state, failures and events waiting for it.")
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var logging: LoggingOptions
+
+    @Flag(help: "Print the endpoints as JSON.") var json = false
+
+    func run() async throws {
+        let endpoints = try await database.withClient(schema: .requireCurrent) { client in
+            try await WebhookStore(client: client).endpoints()
+        }
+        if json {
+            try JSONOutput.print(endpoints.map(WebhookEndpointJSON.init))
+        } else {
+            print(
+                endpoints.isEmpty ? "no webhook endpoints" : endpoints.map(WebhookText.endpoint).joined(separator: "\n")
+            )
+        }
+    }
+}
+
+struct WebhooksDisableCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "disable", abstract: "Stop sending to an endpoint (its waiting events stay queued).")
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var logging: LoggingOptions
+    @OptionGroup var who: WebhookActorOptions
+
+    @Argument(help: "The endpoint's id (as `list` prints it).") var endpointId: Int64
+
+    func run() async throws {
+        let endpoint = try await database.withClient(schema: .requireCurrent) { client in
+            try await WebhookStore(client: client).disableEndpoint(endpointId, actor: who.name)
+        }
+        print(WebhookText.endpoint(endpoint))
+    }
+}
+
+struct WebhooksReplayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Send events again, under their own ids: one event, or those created in a time range.")
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var logging: LoggingOptions
+
+    @Option(help: "One event's id (evt_123).") var event: String?
+
+    @Option(help: "The range's start, an ISO 8601 instant (inclusive), with --to.") var from: String?
+
+    @Option(help: "The range's end, an ISO 8601 instant (exclusive), with --from.") var to: String?
+
+    @Option(help: "Only these event types, comma-separated (with --from and --to). Default: every type")
+    var events: String?
+
+    @Option(help: "Only to this endpoint id. Default: every enabled endpoint subscribed to each event's type")
+    var endpoint: Int64?
+
+    func run() async throws {
+        let selection: WebhookStore.ReplaySelection
+        switch (event, from, to) {
+        case (let id?, nil, nil):
+            guard events == nil else { throw ValidationError("--events goes with --from and --to, not --event") }
+            guard let eventId = WebhookEvent.eventId(parsing: id) else {
+                throw ValidationError("--event must be evt_<number>, got \(id.prefix(40))")
+            }
+            selection = .event(eventId)
+        case (nil, let from?, let to?):
+            selection = .range(
+                from: try Self.instant(from, "--from"), to: try Self.instant(to, "--to"),
+                types: try events.map { text throws(WebhookError) in try WebhookEventType.parseList(text) })
+        default:
+            throw ValidationError("give --event, or --from and --to")
+        }
+        let queued = try await database.withClient(schema: .requireCurrent) { client in
+            try await WebhookStore(client: client).replay(selection, endpointId: endpoint)
+        }
+        print("queued \(queued) deliver\(queued == 1 ? "y" : "ies"); serve sends them in event order per user")
+    }
+
+    static func instant(_ text: String, _ flag: String) throws -> Date {
+        let plain = Date.ISO8601FormatStyle()
+        let fractional = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        guard text.count <= 40, let date = (try? plain.parse(text)) ?? (try? fractional.parse(text)) else {
+            throw ValidationError("\(flag) must be an ISO 8601 instant such as 2026-11-27T00:00:00Z")
+        }
+        return date
+    }
+}
+
+struct WebhooksShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "An event's payload and every attempt at delivering it.")
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var logging: LoggingOptions
+
+    @Argument(help: "The event's id (evt_123).") var event: String
+
+    func run() async throws {
+        guard let eventId = WebhookEvent.eventId(parsing: event) else {
+            throw ValidationError("the event id must be evt_<number>, got \(event.prefix(40))")
+        }
+        let (found, attempts) = try await database.withClient(schema: .requireCurrent) { client in
+            let store = WebhookStore(client: client)
+            return (try await store.event(eventId), try await store.attempts(of: eventId))
+        }
+        guard let found else { throw ValidationError("no webhook event has id \(WebhookEvent.publicId(eventId))") }
+        var lines = [found.body]
+        for attempt in attempts {
+            lines.append(
+                "endpoint \(attempt.endpointId) attempt \(attempt.attempt) \(SupportText.time(attempt.startedAt)) "
+                    + "\(attempt.outcome) status=\(attempt.statusCode.map(String.init) ?? "none") "
+                    + "\(attempt.durationMilliseconds) ms\(attempt.error.map { " error=\($0)" } ?? "")")
+        }
+        print(lines.joined(separator: "\n"))
+    }
+}
+
+/// An endpoint in `--json` output (never its secret).
+struct WebhookEndpointJSON: Encodable {
+    let endpoint_id: Int64
+    let url: String
+    let events: [String]?
+    let description: String
+    let enabled: Bool
+    let created_by: String
+    let created_at: Date
+    let disabled_by: String?
+    let disabled_at: Date?
+    let consecutive_failures: Int
+    let failing_since: Date?
+    let last_delivered_at: Date?
+    let pending: Int
+
+    init(_ endpoint: WebhookEndpoint) {
+        endpoint_id = endpoint.endpointId
+        url = endpoint.url
+        events = endpoint.events?.map(\.rawValue)
+        description = endpoint.description
+        enabled = endpoint.enabled
+        created_by = endpoint.createdBy
+        created_at = endpoint.createdAt
+        disabled_by = endpoint.disabledBy
+        disabled_at = endpoint.disabledAt
+        consecutive_failures = endpoint.consecutiveFailures
+        failing_since = endpoint.failingSince
+        last_delivered_at = endpoint.lastDeliveredAt
+        pending = endpoint.pending
+    }
+}
+
+enum WebhookText {
+    static func endpoint(_ endpoint: WebhookEndpoint) -> String {
+        var state = endpoint.enabled ? "enabled" : "disabled"
+        if let since = endpoint.failingSince {
+            state += ", failing since \(SupportText.time(since)) (\(endpoint.consecutiveFailures) failures in a row)"
+        }
+        let events = endpoint.events?.map(\.rawValue).joined(separator: ",") ?? "every event"
+        return "endpoint \(endpoint.endpointId) \(endpoint.url) [\(events)] \(state), \(endpoint.pending) pending"
+            + (endpoint.lastDeliveredAt.map { ", last delivery \(SupportText.time($0))" } ?? "")
+    }
+}

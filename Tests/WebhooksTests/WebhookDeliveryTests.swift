@@ -1,0 +1,221 @@
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+@testable import Webhooks
+
+@Suite("Webhooks: signed deliveries to a real receiver, retries, order per user, several workers")
+struct WebhookDeliveryTests {
+    @Test("every event arrives once, signed, in event order per user")
+    func deliveredOnceInOrder() async throws {
+        try await withTestDatabase { db in
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
+            let store = WebhookStore(client: db.client)
+            let endpoint = try await store.addEndpoint(
+                url: try WebhookURL(receiver.url), events: nil, secret: testSecret, actor: "test")
+            try await writeGrantEvents(db.client, users: 5, perUser: 12)
+            try await receiver.serving {
+                try await withDeliveryWorkers(db, settings: quickSettings()) {
+                    try await eventually("60 deliveries") { receiver.deliveries.count >= 60 }
+                    try await eventually("the queue empties") {
+                        try await count(db.client, "SELECT count(*) FROM webhook_pending") == 0
+                    }
+                }
+            }
+            let ids = receiver.deliveries.map(\.id)
+            #expect(ids.count == 60 && Set(ids).count == 60, "each event once: \(ids.count) deliveries")
+            #expect(receiver.badSignatures == 0)
+            #expect(outOfOrderUsers(receiver.deliveries).isEmpty)
+            #expect(receiver.deliveries.allSatisfy { $0.type == "support.granted" && $0.attempt == 1 })
+            // The body is the outbox's event: the same id, type and data the admin API shows.
+            let first = try #require(receiver.deliveries.first)
+            let firstId = try #require(WebhookEvent.eventId(parsing: first.id))
+            let event = try #require(try await store.event(firstId))
+            #expect(first.body == event.body)
+            #expect(
+                try await count(db.client, "SELECT count(*) FROM webhook_attempts WHERE outcome = 'delivered'") == 60)
+            let listed = try #require(try await store.endpoint(endpoint.endpointId))
+            #expect(listed.pending == 0 && listed.lastDeliveredAt != nil && listed.failingSince == nil)
+        }
+    }
+
+    @Test("the receiver down, then 500s, then slower than the timeout: everything arrives once it recovers")
+    func outageThenRecovery() async throws {
+        try await withTestDatabase { db in
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
+            _ = try await WebhookStore(client: db.client).addEndpoint(
+                url: try WebhookURL(receiver.url), events: nil, secret: testSecret, actor: "test")
+            try await withDeliveryWorkers(db, settings: quickSettings()) {
+                // Down: nothing listens on the port.
+                try await writeGrantEvents(db.client, users: 4, perUser: 5, prefix: "down")
+                try await eventually("failed attempts while down") {
+                    try await count(db.client, "SELECT count(*) FROM webhook_attempts WHERE outcome = 'failed'") >= 8
+                }
+                try await receiver.serving {
+                    // Up, but failing with 500.
+                    receiver.set(.status(500))
+                    try await writeGrantEvents(db.client, users: 4, perUser: 5, prefix: "err")
+                    try await eventually("500s answered") { receiver.requests >= 8 }
+                    // Answering after the sender's timeout.
+                    receiver.set(.slow(.seconds(1)))
+                    let before = receiver.requests
+                    try await eventually("slow answers") { receiver.requests >= before + 4 }
+                    #expect(receiver.deliveries.isEmpty, "nothing counts as delivered while failing")
+                    receiver.set(.ok)
+                    try await eventually("all 40 events arrive") { Set(receiver.deliveries.map(\.id)).count >= 40 }
+                    try await eventually("the queue empties") {
+                        try await count(db.client, "SELECT count(*) FROM webhook_pending") == 0
+                    }
+                }
+            }
+            let ids = receiver.deliveries.map(\.id)
+            #expect(Set(ids).count == 40)
+            #expect(outOfOrderUsers(receiver.deliveries).isEmpty)
+            #expect(receiver.badSignatures == 0)
+            // A slow answer the receiver accepted after the sender gave up is a duplicate with the same id.
+            let duplicates = ids.count - Set(ids).count
+            #expect(try await count(db.client, "SELECT count(*) FROM webhook_attempts WHERE outcome = 'failed'") >= 16)
+            #expect(
+                try await count(db.client, "SELECT count(*) FROM webhook_attempts WHERE error LIKE 'no answer within%'")
+                    >= 1)
+            #expect(duplicates >= 0)
+        }
+    }
+
+    @Test("two workers with pools of their own deliver each event once")
+    func twoWorkers() async throws {
+        try await withTestDatabase { db in
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
+            _ = try await WebhookStore(client: db.client).addEndpoint(
+                url: try WebhookURL(receiver.url), events: nil, secret: testSecret, actor: "test")
+            try await writeGrantEvents(db.client, users: 20, perUser: 10)
+            try await receiver.serving {
+                try await withDeliveryWorkers(db, settings: quickSettings(concurrency: 4), workers: 2) {
+                    try await eventually("200 deliveries") { receiver.deliveries.count >= 200 }
+                    try await eventually("the queue empties") {
+                        try await count(db.client, "SELECT count(*) FROM webhook_pending") == 0
+                    }
+                    // Give a duplicate time to show up.
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+            }
+            let ids = receiver.deliveries.map(\.id)
+            #expect(ids.count == 200 && Set(ids).count == 200, "\(ids.count) deliveries of \(Set(ids).count) events")
+            #expect(outOfOrderUsers(receiver.deliveries).isEmpty)
+        }
+    }
+
+    @Test("a redirect is not followed; an answer's big body is not read; a subscription filters types")
+    func redirectsBodiesAndFilters() async throws {
+        try await withTestDatabase { db in
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
+            let store = WebhookStore(client: db.client)
+            _ = try await store.addEndpoint(
+                url: try WebhookURL(receiver.url), events: [.supportGranted], secret: testSecret, actor: "test")
+            try await receiver.serving {
+                receiver.set(.redirect("http://127.0.0.1:\(receiver.port)/elsewhere"))
+                try await withDeliveryWorkers(db, settings: quickSettings()) {
+                    try await writeGrantEvents(db.client, users: 1, perUser: 1)
+                    try await eventually("a 302 recorded") {
+                        try await count(db.client, "SELECT count(*) FROM webhook_attempts WHERE status_code = 302") >= 2
+                    }
+                    #expect(!receiver.paths.contains("/elsewhere"), "the redirect was not followed")
+                    receiver.set(.bigBody(8 << 20))
+                    try await eventually("delivered despite an 8 MiB answer") { receiver.deliveries.count == 1 }
+                    // A revoke is not subscribed to: no delivery queued.
+                    let grant = try await count(db.client, "SELECT max(action_id) FROM support_actions")
+                    try await db.client.execute(
+                        """
+                        INSERT INTO support_actions (kind, uid, item_kind, item_index, revokes, actor, reason)
+                        VALUES ('revoke', 'user0', 'face', 1, \(grant), 'test', 'wrong user')
+                        """)
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+            }
+            #expect(
+                try await count(db.client, "SELECT count(*) FROM webhook_outbox WHERE type = 'support.revoked'") == 1)
+            #expect(try await count(db.client, "SELECT count(*) FROM webhook_pending") == 0)
+            #expect(receiver.deliveries.map(\.type) == ["support.granted"])
+            let error = try await db.client.query(
+                "SELECT error FROM webhook_attempts WHERE status_code = 302 LIMIT 1"
+            ).single().decode(String.self, at: 0)
+            #expect(error.contains("redirects are not followed"))
+        }
+    }
+
+    @Test("a failing endpoint is marked failing; past the window a delivery is given up and the next goes")
+    func failingAndGivingUp() async throws {
+        try await withTestDatabase { db in
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
+            let store = WebhookStore(client: db.client)
+            let endpoint = try await store.addEndpoint(
+                url: try WebhookURL(receiver.url), events: nil, secret: testSecret, actor: "test")
+            try await receiver.serving {
+                receiver.set(.status(503))
+                try await withDeliveryWorkers(db, settings: quickSettings(giveUpAfter: .seconds(2))) {
+                    try await writeGrantEvents(db.client, users: 1, perUser: 2)
+                    try await eventually("marked failing") {
+                        try await store.endpoint(endpoint.endpointId)?.failingSince != nil
+                    }
+                    try await eventually("the first event given up") {
+                        try await count(db.client, "SELECT count(*) FROM webhook_attempts WHERE outcome = 'gave_up'")
+                            >= 1
+                    }
+                    receiver.set(.ok)
+                    // A new event after the recovery goes out once the given-up ones are off the queue.
+                    try await writeGrantEvents(db.client, users: 1, perUser: 1, prefix: "user")
+                    try await eventually("the queue empties") {
+                        try await count(db.client, "SELECT count(*) FROM webhook_pending") == 0
+                    }
+                }
+            }
+            let listed = try #require(try await store.endpoint(endpoint.endpointId))
+            #expect(listed.failingSince == nil && listed.consecutiveFailures == 0, "a delivery clears failing")
+            let gaveUp = try await count(db.client, "SELECT count(*) FROM webhook_attempts WHERE outcome = 'gave_up'")
+            // The two queued while failing were given up, or the second delivered after the recovery; the
+            // third was delivered.
+            #expect(gaveUp + receiver.deliveries.count == 3 && receiver.deliveries.count >= 1)
+        }
+    }
+
+    @Test("replay sends one event or a range again under the same ids; a disabled endpoint gets nothing")
+    func replayAndDisable() async throws {
+        try await withTestDatabase { db in
+            let receiver = WebhookReceiver(secret: testSecret, port: try TestCluster.freePort())
+            let store = WebhookStore(client: db.client)
+            let endpoint = try await store.addEndpoint(
+                url: try WebhookURL(receiver.url), events: nil, secret: testSecret, actor: "test")
+            try await writeGrantEvents(db.client, users: 2, perUser: 3)
+            try await receiver.serving {
+                try await withDeliveryWorkers(db, settings: quickSettings()) {
+                    try await eventually("6 deliveries") { receiver.deliveries.count == 6 }
+                    let first = try #require(receiver.deliveries.first?.id)
+                    let firstId = try #require(WebhookEvent.eventId(parsing: first))
+                    #expect(try await store.replay(.event(firstId), endpointId: nil) == 1)
+                    try await eventually("the replayed event again") { receiver.deliveries.count == 7 }
+                    #expect(receiver.deliveries.last?.id == first)
+                    let now = Date()
+                    let queued = try await store.replay(
+                        .range(from: now.addingTimeInterval(-3600), to: now.addingTimeInterval(60), types: nil),
+                        endpointId: endpoint.endpointId)
+                    #expect(queued == 6)
+                    try await eventually("the range again") { receiver.deliveries.count == 13 }
+                    #expect(outOfOrderUsers(Array(receiver.deliveries.suffix(6))).isEmpty)
+
+                    _ = try await store.disableEndpoint(endpoint.endpointId, actor: "test")
+                    try await writeGrantEvents(db.client, users: 1, perUser: 2, prefix: "late")
+                    try await Task.sleep(for: .milliseconds(400))
+                }
+            }
+            #expect(receiver.deliveries.count == 13, "nothing is queued for or sent to a disabled endpoint")
+            await #expect(throws: WebhookError.self) {
+                try await store.disableEndpoint(endpoint.endpointId, actor: "t")
+            }
+            await #expect(throws: WebhookError.self) {
+                try await store.replay(.event(1), endpointId: endpoint.endpointId)
+            }
+            await #expect(throws: WebhookError.self) { try await store.replay(.event(999_999), endpointId: nil) }
+        }
+    }
+}
