@@ -100,7 +100,7 @@ package struct PurchaseDesk: Sendable {
                 do {
                     result = .success(try await record(prices[transaction.transactionId] ?? transaction, for: uid))
                 } catch let error as LedgerError
-                    where error.code == .unknownProduct || error.code == .accountTokenMismatch
+                    where [.unknownProduct, .productRetired, .accountTokenMismatch].contains(error.code)
                 {
                     result = .failure(EntryRefusal(code: error.code.rawValue, message: error.message))
                 }
@@ -249,7 +249,9 @@ package struct PurchaseDesk: Sendable {
             case .conflict: counters.recordPurchase("conflict")
             }
             return outcome
-        } catch let error as LedgerError where error.code == .unknownProduct || error.code == .accountTokenMismatch {
+        } catch let error as LedgerError
+            where [.unknownProduct, .productRetired, .accountTokenMismatch].contains(error.code)
+        {
             counters.recordRefusal(error.code.rawValue)
             throw error
         }

@@ -107,6 +107,7 @@ func shopApplication(
     AdminRoutes(ledger: ledger, client: client).register(on: admins)
     SupportRoutes(ledger: ledger, body: body).register(on: admins)
     AdminWebhookRoutes(store: WebhookStore(client: client), body: body).register(on: admins)
+    AdminCatalogRoutes(catalog: CatalogStore(client: client), body: body).register(on: admins)
 
     let responder = ShopResponder(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,

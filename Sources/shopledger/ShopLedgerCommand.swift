@@ -14,6 +14,7 @@ struct ShopLedgerCommand: AsyncParsableCommand {
             StubReceiptCommand.self, StubNotificationCommand.self, VerifyTransactionCommand.self,
             VerifyReceiptCommand.self, AppStoreCommand.self, AppleCommand.self, StandbyCommand.self, AdminCommand.self,
             WebhooksCommand.self,
+            CatalogCommand.self,
         ])
 
     static func main() async {

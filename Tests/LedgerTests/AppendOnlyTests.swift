@@ -70,12 +70,12 @@ struct AppendOnlyTests {
     /// A column each table has, for the refused UPDATE (most have `transaction_id`).
     static let columnToUpdate = [
         "posting_rows": "currency", "apple_sales_reports": "file_name", "apple_sales_report_rows": "sku",
-        "webhook_outbox": "uid", "webhook_attempts": "outcome",
+        "webhook_outbox": "uid", "webhook_attempts": "outcome", "catalog_changes": "reason",
     ]
 
-    /// A purchase, its refund, a stored, applied notification, a price learned later, an imported
-    /// Apple sales report and a webhook attempt: a row in every append-only table (the ledger's events
-    /// fill the webhook outbox).
+    /// A purchase, its refund, a stored, applied notification, a price learned later, a catalog change,
+    /// an imported Apple sales report and a webhook attempt: a row in every append-only table (the
+    /// ledger's events fill the webhook outbox).
     static func fillEveryTable(_ ledger: LedgerStore) async throws {
         _ = try await ledger.register(uid: "alice", profile: testProfile)
         _ = try await ledger.recordPurchase(makeTransaction("t1"), for: "alice")
@@ -91,6 +91,12 @@ struct AppendOnlyTests {
         _ = try await ledger.applyNotification("n1")
         _ = try await ledger.grantCompensation(
             .face(2), to: "alice", SupportRequest(actor: "support", reason: "refunded by mistake", transactionId: "t1"))
+        // A catalog change (`shopledger catalog add`).
+        _ = try await CatalogStore(client: ledger.client).add(
+            NewCatalogItem(
+                item: .face(5), productId: "com.memolease.sesac1.sprout5", name: "무지개 새싹", nameEn: "Rainbow sprout",
+                price: Money(amountMilli: 3_000_000, currency: "KRW")),
+            SupportRequest(actor: "ops", reason: "new item"))
         // As `shopledger apple sales import` stores one (AppleSalesTests import real files).
         try await ledger.client.query(
             """

@@ -43,13 +43,14 @@ struct ReconcilerTests {
             #expect(examined["one_purchase_entry_per_purchase"] == 8)
             #expect(examined["learned_prices_booked"] == 1)
             #expect(examined["receivable_matches_purchases"] == 3)  // production KRW, production USD, sandbox KRW
-            // The ledger's 9 tables, Apple's sales reports' 2 and the webhook outbox and attempts.
-            #expect(examined["append_only_enforced"] == 13)
+            // The ledger's 9 tables, Apple's sales reports' 2, the webhook outbox and attempts, and the
+            // catalog's audit trail.
+            #expect(examined["append_only_enforced"] == 14)
             #expect(examined["equipped_items_owned"] == 3)
-            #expect(report.text.hasSuffix("reconcile: all 14 checks passed"))
+            #expect(report.text.hasSuffix("reconcile: all 15 checks passed"))
             let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
             #expect(json?["passed"] as? Bool == true)
-            #expect((json?["checks"] as? [[String: Any]])?.count == 14)
+            #expect((json?["checks"] as? [[String: Any]])?.count == 15)
         }
     }
 
@@ -100,7 +101,8 @@ struct ReconcilerTests {
                         failures["learned_prices_booked"] == [
                             "price app_store/Production/p1", "price app_store/Production/p1",
                         ])
-                    #expect(report.text.hasSuffix("reconcile: 14 of 14 checks failed"))
+                    #expect(failures["catalog_audited"]?.sorted() == ["catalog_items", "catalog_items", "face 1"])
+                    #expect(report.text.hasSuffix("reconcile: 15 of 15 checks failed"))
                     let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
                     #expect(json?["passed"] as? Bool == false)
                 } catch {
@@ -207,6 +209,10 @@ struct ReconcilerTests {
                     PostgresQuery(unsafeSQL: "ALTER TABLE \(table) ENABLE ALWAYS TRIGGER \(table)_append_only"))
             }
             try await connection.query("ALTER TABLE users DISABLE TRIGGER users_never_removed")
+            // A catalog name changed by hand (no catalog change says so), its guard left off.
+            try await connection.query("ALTER TABLE catalog_items DISABLE TRIGGER catalog_items_never_removed")
+            try await connection.query(
+                "UPDATE catalog_items SET name_en = 'Sturdy sprout' WHERE kind = 'face' AND item_index = 1")
         }
     }
 }

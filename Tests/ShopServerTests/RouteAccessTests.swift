@@ -57,6 +57,10 @@ struct RouteAccessTests {
         "POST /api/v1/admin/webhooks/{endpointId}/disable": .admin,
         "POST /api/v1/admin/webhooks/replay": .admin,
         "GET /api/v1/admin/webhooks/events/{eventId}": .admin,
+        "GET /api/v1/admin/catalog": .admin,
+        "POST /api/v1/admin/catalog": .admin,
+        "POST /api/v1/admin/catalog/{kind}/{index}/rename": .admin,
+        "POST /api/v1/admin/catalog/{kind}/{index}/retire": .admin,
     ]
 
     @Test("every registered route has its access decided, and answers a request without credentials by it")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the shop sells: sprout faces and backgrounds.
 public enum ItemKind: String, Sendable, Hashable, Codable, CaseIterable {
     case face
@@ -14,15 +16,26 @@ public struct CatalogItem: Sendable, Hashable {
     public let name: String
     public let description: String
     public let price: Money
+    /// The English name; nil for the items the first migration seeded (migration 0017).
+    public let nameEn: String?
+    /// When the item was retired: no longer sold from then on, still owned and reported. nil: on sale.
+    public let retiredAt: Date?
 
-    public init(kind: ItemKind, index: Int, productId: String?, name: String, description: String, price: Money) {
+    public init(
+        kind: ItemKind, index: Int, productId: String?, name: String, description: String, price: Money,
+        nameEn: String? = nil, retiredAt: Date? = nil
+    ) {
         self.kind = kind
         self.index = index
         self.productId = productId
         self.name = name
         self.description = description
         self.price = price
+        self.nameEn = nameEn
+        self.retiredAt = retiredAt
     }
 
     public var isFree: Bool { productId == nil }
+    public var isRetired: Bool { retiredAt != nil }
+    public var id: ItemID { ItemID(kind: kind, index: index) }
 }

@@ -9,6 +9,7 @@ public enum LedgerInvariants {
         learnedPricesBooked, grantsMatchHistory, liveGrantsBacked, refundEventsApplied, notificationsApplied,
         equippedItemsOwned,
         noOrphans, appendOnlyEnforced, SupportInvariants.grantsBacked, FirstPurchaseInvariants.caughtUp,
+        CatalogInvariants.audited,
     ]
 
     /// SQL naming purchase/entry `x`'s store transaction.
@@ -380,11 +381,11 @@ public enum LedgerInvariants {
     /// The tables that are never updated or deleted from. A purchase's own journal entry, postings
     /// and grant event are derived from its row; the `journal_entries`, `postings` and
     /// `grant_events` views add them to the stored `*_rows` tables listed here. Apple's imported
-    /// sales reports (migration 0014, the AppleSales module) and the webhook outbox and delivery attempts
-    /// (migration 0016) are records too.
+    /// sales reports (migration 0014, the AppleSales module), the webhook outbox and delivery attempts
+    /// (migration 0016) and the catalog's audit trail (`catalog_changes`, migration 0017) are records too.
     public static let appendOnlyTables = [
         "store_transactions", "purchases", "journal_entry_rows", "posting_rows", "refund_events", "grant_event_rows",
         "store_notifications", "purchase_prices", "support_actions", "apple_sales_reports", "apple_sales_report_rows",
-        "webhook_outbox", "webhook_attempts",
+        "webhook_outbox", "webhook_attempts", "catalog_changes",
     ]
 }

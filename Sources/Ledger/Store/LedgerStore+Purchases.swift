@@ -27,8 +27,9 @@ extension LedgerStore {
     /// - Parameter claimingAccountToken: whether a first purchase carrying a token sets the user's token;
     ///   false for a restore (the history is Apple's, not the app's as signed in by this user), which is
     ///   still refused a token other than the user's.
-    /// - Throws: `LedgerError` (`.userNotRegistered`, `.unknownProduct`, `.accountTokenMismatch`,
-    ///   `.invalidInput`) with nothing written, or `PostgresError`.
+    /// - Throws: `LedgerError` (`.userNotRegistered`, `.unknownProduct`, `.productRetired` (a purchase
+    ///   dated on or after its item's retirement), `.accountTokenMismatch`, `.invalidInput`) with nothing
+    ///   written, or `PostgresError`.
     public func recordPurchase(
         _ transaction: VerifiedTransaction, for uid: String, claimingAccountToken: Bool = true
     ) async throws -> PurchaseOutcome {
@@ -45,6 +46,9 @@ extension LedgerStore {
         } catch let error as PostgresError where error.sqlState == .accountTokenTaken {
             // Another first purchase of this user set another token at the same time; rolled back.
             throw LedgerError.accountTokenMismatch()
+        } catch let error as LedgerError where error.code == .unknownProduct {
+            // No item on sale for the product: retired before this purchase, or unknown (`CatalogStore+Admin`).
+            throw try await productRefusal(input)
         }
         return await learningPrice(from: transaction, outcome)
     }

@@ -151,7 +151,11 @@ enum PurchaseStatement {
 
     private static func recording(_ rows: Rows, onMarkerConflict: String) -> String {
         """
-        item AS (SELECT i.n, c.kind, c.item_index FROM catalog_items c JOIN input i ON c.product_id = i.product_id),
+        item AS (
+            -- A retired item is not sold: a purchase dated on or after its retirement finds none (0017).
+            SELECT i.n, c.kind, c.item_index FROM catalog_items c JOIN input i ON c.product_id = i.product_id
+            WHERE c.retired_at IS NULL OR i.purchased_at < c.retired_at
+        ),
         account AS (SELECT i.n, u.uid, u.app_account_token AS known_token FROM users u JOIN input i ON u.uid = i.uid),
         purchase AS (
             INSERT INTO purchases (store, environment, transaction_id, original_transaction_id, uid, product_id,

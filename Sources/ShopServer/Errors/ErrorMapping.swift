@@ -37,7 +37,7 @@ enum ErrorMapping {
                     message: "\(error.message); register with POST /api/v1/me (or the SeSAC POST /v1/user) first")
             case .noSuchGrant, .noSuchPurchase:
                 return APIError(.notFound, code: error.code.rawValue, message: error.message)
-            case .alreadyRevoked:
+            case .alreadyRevoked, .alreadyRetired, .itemIndexTaken, .productIdTaken:
                 return APIError(.conflict, code: error.code.rawValue, message: error.message)
             default:
                 return APIError(.unprocessableContent, code: error.code.rawValue, message: error.message)

@@ -85,7 +85,8 @@ struct RestoreRoutes {
                     }
                     outcome = .init(transaction, "conflict", code: reason.rawValue)
                 }
-            } catch let error as LedgerError where error.code == .unknownProduct || error.code == .accountTokenMismatch
+            } catch let error as LedgerError
+                where [.unknownProduct, .productRetired, .accountTokenMismatch].contains(error.code)
             {
                 // The named transaction bound to another account token: the history is not the caller's.
                 if transaction.transactionId == named, error.code == .accountTokenMismatch { throw error }

@@ -1,0 +1,182 @@
+import Foundation
+import Hummingbird
+import Ledger
+
+/// Catalog administration under `/api/v1/admin`, for the admin token only (registered on the admin
+/// group, whose ``AdminAuthentication`` checks it); the token's label is recorded as the actor of each
+/// change, with the required reason (migration 0017, `CatalogStore+Admin`):
+///
+/// - `GET /api/v1/admin/catalog`: every item, retired ones with `retiredAt`;
+/// - `POST /api/v1/admin/catalog`: add a paid item (`{kind, index, productId, name, nameEn, description?,
+///   price: {amountMilli, currency}, reason}`);
+/// - `POST /api/v1/admin/catalog/{kind}/{index}/rename`: `{name?, nameEn?, reason}`;
+/// - `POST /api/v1/admin/catalog/{kind}/{index}/retire`: `{reason}`; no longer sold, still owned.
+///
+/// POST, not PATCH, for rename and retire: each is an action recorded with who and why, as
+/// `POST /api/v1/admin/grants/{actionId}/revoke` is, not an edit of a resource's fields.
+struct AdminCatalogRoutes {
+    let catalog: CatalogStore
+    let body: RequestBody
+
+    func register(on group: RouterGroup<ShopRequestContext>) {
+        group.get("admin/catalog") { _, _ in
+            AdminCatalogBodies.Catalog(items: try await catalog.allItems().map(AdminCatalogBodies.Item.init))
+        }
+        group.post("admin/catalog") { request, context -> EditedResponse<AdminCatalogBodies.Change> in
+            let actor = try context.requireAdminActor()
+            let input = try await body.json(AdminCatalogBodies.AddRequest.self, of: request)
+            let new = NewCatalogItem(
+                item: ItemID(kind: try Self.kind(input.kind), index: input.index), productId: input.productId,
+                name: input.name, nameEn: input.nameEn, description: input.description ?? "", price: input.price)
+            let change = try await catalog.add(new, SupportRequest(actor: actor, reason: input.reason))
+            return EditedResponse(status: .created, response: AdminCatalogBodies.Change(change))
+        }
+        group.post("admin/catalog/:kind/:index/rename") { request, context -> AdminCatalogBodies.Change in
+            let actor = try context.requireAdminActor()
+            let item = try Self.item(context)
+            let input = try await body.json(AdminCatalogBodies.RenameRequest.self, of: request)
+            return AdminCatalogBodies.Change(
+                try await catalog.rename(
+                    item, name: input.name, nameEn: input.nameEn, SupportRequest(actor: actor, reason: input.reason)))
+        }
+        group.post("admin/catalog/:kind/:index/retire") { request, context -> AdminCatalogBodies.Change in
+            let actor = try context.requireAdminActor()
+            let item = try Self.item(context)
+            let input = try await body.json(AdminCatalogBodies.RetireRequest.self, of: request)
+            return AdminCatalogBodies.Change(
+                try await catalog.retire(item, SupportRequest(actor: actor, reason: input.reason)))
+        }
+    }
+
+    static func kind(_ text: String) throws -> ItemKind {
+        guard let kind = ItemKind(rawValue: text) else {
+            throw LedgerError(.invalidInput, "kind must be face or background, got \(text.prefix(40))")
+        }
+        return kind
+    }
+
+    /// The item the path names: `{kind}/{index}`.
+    static func item(_ context: ShopRequestContext) throws -> ItemID {
+        let kind = try kind(try context.parameters.require("kind"))
+        let text = try context.parameters.require("index")
+        guard let index = Int(text), (0...CatalogRules.maximumIndex).contains(index) else {
+            throw LedgerError(
+                .invalidInput, "the index must be an integer 0–\(CatalogRules.maximumIndex), got \(text.prefix(40))")
+        }
+        return ItemID(kind: kind, index: index)
+    }
+}
+
+/// The JSON of the catalog administration endpoints (`AdminCatalogRoutes`).
+package enum AdminCatalogBodies {
+    /// `POST /api/v1/admin/catalog`. The price is in milliunits with its currency, as
+    /// `GET /api/v1/catalog` shows prices (`{"amountMilli": 2500000, "currency": "KRW"}` is ₩2,500).
+    package struct AddRequest: Decodable, Sendable {
+        let kind: String
+        let index: Int
+        let productId: String
+        let name: String
+        let nameEn: String
+        let description: String?
+        let price: Money
+        let reason: String
+    }
+
+    /// `POST /api/v1/admin/catalog/{kind}/{index}/rename`: a name left out stays.
+    package struct RenameRequest: Decodable, Sendable {
+        let name: String?
+        let nameEn: String?
+        let reason: String
+    }
+
+    /// `POST /api/v1/admin/catalog/{kind}/{index}/retire`.
+    package struct RetireRequest: Decodable, Sendable {
+        let reason: String
+    }
+
+    /// An item as the admin sees it: every key of `GET /api/v1/catalog`'s items, `null` when empty.
+    struct Item: Encodable, Sendable {
+        let kind: String
+        let index: Int
+        let productId: String?
+        let name: String
+        let nameEn: String?
+        let description: String
+        let price: Money
+        let retired: Bool
+        let retiredAt: String?
+
+        init(_ item: CatalogItem) {
+            kind = item.kind.rawValue
+            index = item.index
+            productId = item.productId
+            name = item.name
+            nameEn = item.nameEn
+            description = item.description
+            price = item.price
+            retired = item.isRetired
+            retiredAt = item.retiredAt.map(UserDocument.timestamp)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(index, forKey: .index)
+            try container.encode(productId, forKey: .productId)
+            try container.encode(name, forKey: .name)
+            try container.encode(nameEn, forKey: .nameEn)
+            try container.encode(description, forKey: .description)
+            try container.encode(price, forKey: .price)
+            try container.encode(retired, forKey: .retired)
+            try container.encode(retiredAt, forKey: .retiredAt)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case kind, index, productId, name, nameEn, description, price, retired, retiredAt
+        }
+    }
+
+    /// `GET /api/v1/admin/catalog`.
+    struct Catalog: ResponseEncodable, Sendable {
+        let items: [Item]
+    }
+
+    /// A change as recorded: who, why, when, what, and the item after it.
+    struct Change: ResponseEncodable, Sendable {
+        let changeId: Int64
+        let change: String
+        let item: Item
+        let nameBefore: String?
+        let nameEnBefore: String?
+        let actor: String
+        let reason: String
+        let changedAt: String
+
+        init(_ change: CatalogChange) {
+            changeId = change.changeId
+            self.change = change.kind.rawValue
+            item = Item(change.item)
+            nameBefore = change.nameBefore
+            nameEnBefore = change.nameEnBefore
+            actor = change.actor
+            reason = change.reason
+            changedAt = UserDocument.timestamp(change.changedAt)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(changeId, forKey: .changeId)
+            try container.encode(change, forKey: .change)
+            try container.encode(item, forKey: .item)
+            try container.encode(nameBefore, forKey: .nameBefore)
+            try container.encode(nameEnBefore, forKey: .nameEnBefore)
+            try container.encode(actor, forKey: .actor)
+            try container.encode(reason, forKey: .reason)
+            try container.encode(changedAt, forKey: .changedAt)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case changeId, change, item, nameBefore, nameEnBefore, actor, reason, changedAt
+        }
+    }
+}
