@@ -303,40 +303,14 @@ struct CatalogAdminTests {
     func concurrent() async throws {
         try await withLedger { db, _ in
             let catalog = CatalogStore(client: db.client)
-            let adds = await withTaskGroup(of: LedgerError.Code?.self) { group in
-                for n in 0..<8 {
-                    group.addTask {
-                        var item = Self.rainbow
-                        item.productId = "com.memolease.sesac1.sprout5_\(n)"
-                        do {
-                            _ = try await catalog.add(item, Self.request)
-                            return nil
-                        } catch let error as LedgerError {
-                            return error.code
-                        } catch {
-                            return LedgerError.Code("unexpected: \(error)")
-                        }
-                    }
-                }
-                return await group.reduce(into: [LedgerError.Code?]()) { $0.append($1) }
+            let adds = await Self.concurrently(8) { n in
+                var item = Self.rainbow
+                item.productId = "com.memolease.sesac1.sprout5_\(n)"
+                _ = try await catalog.add(item, Self.request)
             }
             #expect(adds.filter { $0 == nil }.count == 1, "\(adds)")
             #expect(adds.compactMap { $0 }.allSatisfy { $0 == .itemIndexTaken }, "\(adds)")
-            let retires = await withTaskGroup(of: LedgerError.Code?.self) { group in
-                for _ in 0..<8 {
-                    group.addTask {
-                        do {
-                            _ = try await catalog.retire(.face(5), Self.request)
-                            return nil
-                        } catch let error as LedgerError {
-                            return error.code
-                        } catch {
-                            return LedgerError.Code("unexpected: \(error)")
-                        }
-                    }
-                }
-                return await group.reduce(into: [LedgerError.Code?]()) { $0.append($1) }
-            }
+            let retires = await Self.concurrently(8) { _ in _ = try await catalog.retire(.face(5), Self.request) }
             #expect(retires.filter { $0 == nil }.count == 1, "\(retires)")
             #expect(retires.compactMap { $0 }.allSatisfy { $0 == .alreadyRetired }, "\(retires)")
             let changes = try await scalar(db.client, "SELECT count(*) FROM catalog_changes")
@@ -360,5 +334,26 @@ struct CatalogAdminTests {
             #expect(throws: LedgerError.self, "\(text)") { try CatalogRules.price(text, currency: "KRW") }
         }
         #expect(throws: LedgerError.self) { try CatalogRules.price("5", currency: "won") }
+    }
+
+    /// Runs `body` `count` times at once; each run's ledger error code, nil when it succeeded.
+    static func concurrently(
+        _ count: Int, _ body: @escaping @Sendable (Int) async throws -> Void
+    ) async -> [LedgerError.Code?] {
+        await withTaskGroup(of: LedgerError.Code?.self) { group in
+            for n in 0..<count {
+                group.addTask {
+                    do {
+                        try await body(n)
+                        return nil
+                    } catch let error as LedgerError {
+                        return error.code
+                    } catch {
+                        return LedgerError.Code("unexpected: \(error)")
+                    }
+                }
+            }
+            return await group.reduce(into: [LedgerError.Code?]()) { $0.append($1) }
+        }
     }
 }

@@ -94,47 +94,8 @@ package enum AdminCatalogBodies {
         let reason: String
     }
 
-    /// An item as the admin sees it: every key of `GET /api/v1/catalog`'s items, `null` when empty.
-    struct Item: Encodable, Sendable {
-        let kind: String
-        let index: Int
-        let productId: String?
-        let name: String
-        let nameEn: String?
-        let description: String
-        let price: Money
-        let retired: Bool
-        let retiredAt: String?
-
-        init(_ item: CatalogItem) {
-            kind = item.kind.rawValue
-            index = item.index
-            productId = item.productId
-            name = item.name
-            nameEn = item.nameEn
-            description = item.description
-            price = item.price
-            retired = item.isRetired
-            retiredAt = item.retiredAt.map(UserDocument.timestamp)
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(kind, forKey: .kind)
-            try container.encode(index, forKey: .index)
-            try container.encode(productId, forKey: .productId)
-            try container.encode(name, forKey: .name)
-            try container.encode(nameEn, forKey: .nameEn)
-            try container.encode(description, forKey: .description)
-            try container.encode(price, forKey: .price)
-            try container.encode(retired, forKey: .retired)
-            try container.encode(retiredAt, forKey: .retiredAt)
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case kind, index, productId, name, nameEn, description, price, retired, retiredAt
-        }
-    }
+    /// An item as the admin sees it: the same keys as `GET /api/v1/catalog`'s items, `null` when empty.
+    typealias Item = CatalogRoutes.Item
 
     /// `GET /api/v1/admin/catalog`.
     struct Catalog: ResponseEncodable, Sendable {
