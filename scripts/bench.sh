@@ -13,6 +13,9 @@ products=(shopledger PostgresBench LedgerBench ReceiptsBench LoadBench)
 for product in "${products[@]}"; do
     $SWIFT build -c release --product "$product"
 done
+# The myinfo peer LoadBench measures ours against (issue 30): a package of its own, outside the product's build.
+$SWIFT build -c release --package-path Benchmarks/MyinfoPeer
+peer="$PWD/Benchmarks/MyinfoPeer/.build/release/myinfo-peer"
 
 run() { # name command...
     local name=$1
@@ -22,7 +25,7 @@ run() { # name command...
     "$@" 2>&1 | tee "$out/$name.txt"
 }
 
-run LoadBench .build/release/LoadBench ${LOAD_ARGS:-}
+run LoadBench .build/release/LoadBench --peer "$peer" ${LOAD_ARGS:-}
 run LedgerBench .build/release/LedgerBench
 run PostgresBench .build/release/PostgresBench 5
 run ReceiptsBench taskset -c 0 .build/release/ReceiptsBench 20000

@@ -20,11 +20,14 @@ import TestSupport
 /// Each workload's row also says the CPU per request of the server, PostgreSQL and the load
 /// generator (`RequestCPU`), which other work on the machine moves far less than requests/s.
 ///
+/// With `--peer`, then myinfo against a minimal Hummingbird + postgres-nio server running the same
+/// statement prepared (`PeerComparison`, Benchmarks/MyinfoPeer), alternately, three rounds per level.
+///
 /// Then, on the same cluster with the server stopped, the database ceiling (`Ceiling`): the exact
 /// purchase statement through `pgbench -M prepared` with as many clients as the server's pool.
 ///
 /// Usage: LoadBench [--seconds T] [--connections C1,C2,…] [--server PATH] [--pool-size N] [--log-level L]
-///                  [--history N]
+///                  [--history N] [--peer PATH [--only peer]]
 @main
 struct LoadBench {
     static func main() async throws {
@@ -41,8 +44,21 @@ struct LoadBench {
         let interrupted = server.stopOnSignals()
         do {
             let cpu = RequestCPU.Sampler(serverPID: server.process.pid, dataDirectory: folder + "/data")
-            let results = try await Workloads(pki: pki, port: server.port, options: options, cpu: cpu).runAll()
+            let workloads = Workloads(pki: pki, port: server.port, options: options, cpu: cpu)
+            try await workloads.seed()
+            let results = options.onlyPeer ? [] : try await workloads.runAll()
+            var peer: PeerReport?
+            if let binary = options.peer {
+                peer = try await PeerComparison(binary: binary, server: server, workloads: workloads).run()
+            }
             await server.stopServer()
+            if options.onlyPeer, let peer {
+                try await server.stop()
+                try? FileManager.default.removeItem(atPath: folder)
+                peer.print(options: options)
+                interrupted.forEach { $0.cancel() }
+                return
+            }
             progress(
                 "LoadBench: database ceilings, pgbench -M prepared, \(options.poolSize) clients, \(options.seconds) s each"
             )
@@ -52,6 +68,7 @@ struct LoadBench {
             try await server.stop()
             try? FileManager.default.removeItem(atPath: folder)
             LoadReport(results: results, ceiling: ceiling, options: options).print()
+            peer?.print(options: options)
             interrupted.forEach { $0.cancel() }
         } catch {
             try? await server.stop()
@@ -70,6 +87,10 @@ struct Options {
     var users = 1000
     /// Purchases each of myinfo's readers holds, recorded before any workload is timed.
     var history = 10
+    /// The built `myinfo-peer` (Benchmarks/MyinfoPeer) to measure myinfo against, if any.
+    var peer: String?
+    /// `--only peer`: only the readers' history and the peer comparison (no other workload, no ceiling).
+    var onlyPeer = false
 
     init(_ arguments: ArraySlice<String>) throws {
         server =
@@ -97,14 +118,26 @@ struct Options {
                     throw BenchError("--history takes 0…1000 purchases per reader")
                 }
                 history = count
+            case "--peer":
+                // Absolute: the peer is started in /tmp.
+                peer = URL(fileURLWithPath: value).standardizedFileURL.path
+                guard let peer, FileManager.default.isExecutableFile(atPath: peer) else {
+                    throw BenchError(
+                        "--peer: no executable at \(value) (swift build -c release --package-path Benchmarks/MyinfoPeer)"
+                    )
+                }
+            case "--only":
+                guard value == "peer" else { throw BenchError("--only takes peer") }
+                onlyPeer = true
             default: throw BenchError("unknown option \(flag)")
             }
         }
+        if onlyPeer, peer == nil { throw BenchError("--only peer needs --peer PATH") }
     }
 
     static let usage = """
         Usage: LoadBench [--seconds T] [--connections C1,C2,…] [--server PATH] [--pool-size N] [--log-level L]
-                         [--history N]
+                         [--history N] [--peer PATH [--only peer]]
           --seconds      seconds per workload and level (default 10)
           --connections  keep-alive client connections; each workload runs at every level (default 8,32)
           --server       the shopledger binary (default: beside LoadBench)
@@ -112,6 +145,9 @@ struct Options {
           --log-level    the server's SHOPLEDGER_LOG_LEVEL (default info: one access line per request, as deployed)
           --history      purchases each of myinfo's 1,000 readers holds, recorded before the clock starts
                          (default 10); the purchase workloads' users are others
+          --peer         a built myinfo-peer (Benchmarks/MyinfoPeer): after the workloads, myinfo against it and
+                         ours alternately, 3 rounds per level, once their bodies matched byte for byte
+          --only peer    with --peer: skip the other workloads and the database ceilings
         """
 
     var duration: Duration { .milliseconds(Int64(seconds * 1000)) }
@@ -128,7 +164,15 @@ struct Workloads {
     static let products =
         (1...4).map { "com.memolease.sesac1.sprout\($0)" } + (1...7).map { "com.memolease.sesac1.background\($0)" }
 
-    func runAll() async throws -> [LoadResult] {
+    static let myinfoLabel = "GET /v1/user/shop/myinfo"
+
+    /// myinfo's requests, one per reader (r0…), each `idtoken: dev:r<n>`.
+    var myinfoRequests: [LoadRequest] {
+        (0..<options.users).map { Self.request(.GET, "/v1/user/shop/myinfo", token: "dev:r\($0)", sesac: true) }
+    }
+
+    /// Registers the purchase workloads' users and myinfo's readers, and records the readers' history.
+    func seed() async throws {
         let users = options.users
         // The purchase workloads' users (u0…) and myinfo's readers (r0…), each registered by a request.
         let registered = try await HTTPLoad.run(
@@ -160,7 +204,11 @@ struct Workloads {
         guard recorded.completed == history else {
             throw BenchError("recorded \(recorded.completed) of \(history) reader purchases: \(recorded.statuses)")
         }
+    }
 
+    /// The timed workloads, at every level of `--connections` (after `seed`).
+    func runAll() async throws -> [LoadResult] {
+        let users = options.users
         // Enough signed transactions for 5,000 new purchases a second (the target is 3,000) on every
         // level, signed now (not on the clock).
         let perRun = max(10_000, Int(options.seconds * 5_000)) * options.connections.count
@@ -177,24 +225,14 @@ struct Workloads {
                 fields: [("receipt", jws), ("product", Self.product(index))])
         }
         progress("LoadBench: signed in \(ContinuousClock.now - signingStarted)")
-        let myinfo = (0..<users).map { Self.request(.GET, "/v1/user/shop/myinfo", token: "dev:r\($0)", sesac: true) }
+        let myinfo = myinfoRequests
 
         var results: [LoadResult] = []
         /// Runs `requests[from...]` (cycling when `cycle`); returns how many it sent.
         func run(
             _ label: String, _ requests: [LoadRequest], from start: Int = 0, cycle: Bool, connections: Int
         ) async throws -> Int {
-            progress("LoadBench: \(label), \(connections) connections, \(options.seconds) s")
-            let count = requests.count
-            var (result, spent) = try await cpu.measure {
-                try await HTTPLoad.run(
-                    label: label, host: "127.0.0.1", port: port, connections: connections, duration: options.duration,
-                    group: group, expect: { $0 == 200 }
-                ) { index in
-                    cycle ? requests[(start + index) % count] : (start + index < count ? requests[start + index] : nil)
-                }
-            }
-            result.cpu = spent
+            let result = try await measure(label, requests, from: start, cycle: cycle, connections: connections)
             results.append(result)
             return result.completed + result.errors
         }
@@ -211,9 +249,30 @@ struct Workloads {
             _ = try await run(
                 "POST /api/v1/purchases (duplicate)", Array(jsonRequests.prefix(max(1, jsonSent))), cycle: true,
                 connections: connections)
-            _ = try await run("GET /v1/user/shop/myinfo", myinfo, cycle: true, connections: connections)
+            _ = try await run(Self.myinfoLabel, myinfo, cycle: true, connections: connections)
         }
         return results
+    }
+
+    /// One timed run of `requests[from...]` (cycling when `cycle`) for `--seconds`, against `port` (ours
+    /// unless given), with the CPU `cpu` samples (ours unless given).
+    func measure(
+        _ label: String, _ requests: [LoadRequest], from start: Int = 0, cycle: Bool, connections: Int,
+        port: Int? = nil, cpu: RequestCPU.Sampler? = nil, duration: Duration? = nil
+    ) async throws -> LoadResult {
+        let duration = duration ?? options.duration
+        progress("LoadBench: \(label), \(connections) connections, \(duration.seconds) s")
+        let count = requests.count
+        var (result, spent) = try await (cpu ?? self.cpu).measure {
+            try await HTTPLoad.run(
+                label: label, host: "127.0.0.1", port: port ?? self.port, connections: connections,
+                duration: duration, group: group, expect: { $0 == 200 }
+            ) { index in
+                cycle ? requests[(start + index) % count] : (start + index < count ? requests[start + index] : nil)
+            }
+        }
+        result.cpu = spent
+        return result
     }
 
     static func product(_ index: Int) -> String { products[index % products.count] }

@@ -74,10 +74,28 @@ enum Ceiling {
     private static func measureMyinfo(
         server: BenchServer, clients: Int, seconds: Double, users: Int
     ) async throws -> Pgbench.Result {
+        let sql = try await myinfoStatement(databaseURL: server.databaseURL)
+        guard
+            let pgbench = Pgbench(
+                socketDirectory: server.running.socketDirectory, port: server.running.port,
+                user: server.running.superuser, database: "bench", folder: server.folder)
+        else { throw BenchError("pgbench not found") }
+        let script = """
+            \\set n random(0, \(users - 1))
+            \(sql.replacingOccurrences(of: "$1", with: "('r' || :n)"));
+
+            """
+        _ = try await pgbench.run(scripts: [script], defines: [:], clients: clients, seconds: 1)
+        return try await pgbench.run(
+            scripts: [script], defines: [:], clients: clients, seconds: Int(seconds.rounded(.up)))
+    }
+
+    /// The text of myinfo's statement as our libpq layer prepares it (`$1` the uid), read back after one
+    /// `LedgerStore.accountSummary`; also what the myinfo peer prepares (`PeerComparison`).
+    static func myinfoStatement(databaseURL: String) async throws -> String {
         // Prepared statements are per session: one connection runs the read and lists them.
         let single = PostgresClient(
-            configuration: .init(
-                connection: .init(url: server.databaseURL), minimumConnections: 0, maximumConnections: 1))
+            configuration: .init(connection: .init(url: databaseURL), minimumConnections: 0, maximumConnections: 1))
         let sql: String?
         do {
             _ = try await LedgerStore(client: single).accountSummary(of: "r0")
@@ -92,18 +110,6 @@ enum Ceiling {
         guard let sql, sql.contains("$1"), !sql.contains("$2") else {
             throw BenchError("myinfo's statement was not found among the prepared statements")
         }
-        guard
-            let pgbench = Pgbench(
-                socketDirectory: server.running.socketDirectory, port: server.running.port,
-                user: server.running.superuser, database: "bench", folder: server.folder)
-        else { throw BenchError("pgbench not found") }
-        let script = """
-            \\set n random(0, \(users - 1))
-            \(sql.replacingOccurrences(of: "$1", with: "('r' || :n)"));
-
-            """
-        _ = try await pgbench.run(scripts: [script], defines: [:], clients: clients, seconds: 1)
-        return try await pgbench.run(
-            scripts: [script], defines: [:], clients: clients, seconds: Int(seconds.rounded(.up)))
+        return sql
     }
 }
