@@ -58,7 +58,7 @@ struct WebhookDeliveryTests {
                     try await writeGrantEvents(db.client, users: 4, perUser: 5, prefix: "err")
                     try await eventually("500s answered") { receiver.requests >= 8 }
                     // Answering after the sender's timeout.
-                    receiver.set(.slow(.seconds(1)))
+                    receiver.set(.slow(.seconds(3)))
                     let before = receiver.requests
                     try await eventually("slow answers") { receiver.requests >= before + 4 }
                     // The sender counts nothing as delivered (the receiver may yet act on a late answer's event).
