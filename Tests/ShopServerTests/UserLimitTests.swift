@@ -62,11 +62,14 @@ struct UserLimitTests {
             let limited = try await client.api(
                 .post, "/api/v1/purchases", uid: "bad", json: ["signedTransaction": "refuse.me.please"])
             #expect(limited.status == .tooManyRequests && limited.errorCode == "rate_limited")
-            #expect(limited.headers[.retryAfter] == "200")
+            // One token back every 600/3 = 200 s, rounded up: 200 at once, less on a machine slow enough
+            // that seconds pass between the requests.
+            #expect((190...200).contains(Int(limited.headers[.retryAfter] ?? "") ?? 0), "\(limited.headers)")
             let sesac = try await client.sesac(
                 .post, "/v1/user/shop/ios", uid: "bad",
                 form: [("receipt", "refuse.me.please"), ("product", "com.memolease.sesac1.sprout1")])
-            #expect(sesac.status == .internalServerError && sesac.headers[.retryAfter] == "200")
+            #expect(sesac.status == .internalServerError)
+            #expect((190...200).contains(Int(sesac.headers[.retryAfter] ?? "") ?? 0), "\(sesac.headers)")
             #expect(prover.calls == 3, "a limited user's proofs are not verified")
             let other = try await client.api(
                 .post, "/api/v1/purchases", uid: "good", json: ["signedTransaction": "refuse.me.please"])
