@@ -66,7 +66,13 @@ public actor TestCluster {
         } else {
             let directory = "/tmp/shopledger-test-\(ProcessInfo.processInfo.processIdentifier)/data"
             let cluster = try LocalPostgres(
-                options: .init(dataDirectory: directory, port: try Self.freePort(), durable: false), logger: logger)
+                options: .init(
+                    dataDirectory: directory, port: try Self.freePort(), durable: false,
+                    // Every suite runs at once, each test with a pool of its own (and the webhook tests with
+                    // delivery workers' pools too): 200 connections ran out in a loaded clean clone's run
+                    // ("sorry, too many clients already").
+                    settings: ["max_connections": "500"]),
+                logger: logger)
             let running = try await cluster.start()
             local = cluster
             ExitCleanup.register(cluster: cluster, folder: (directory as NSString).deletingLastPathComponent)

@@ -5,7 +5,8 @@ import Testing
 
 @testable import Webhooks
 
-@Suite("Webhooks: signed deliveries to a real receiver, retries, order per user, several workers")
+@Suite(
+    "Webhooks: signed deliveries to a real receiver, retries, order per user, several workers", .serialized)
 struct WebhookDeliveryTests {
     @Test("every event arrives once, signed, in event order per user")
     func deliveredOnceInOrder() async throws {
