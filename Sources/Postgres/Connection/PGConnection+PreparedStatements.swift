@@ -22,13 +22,20 @@ import CLibPQ
 /// - DEALLOCATE or DISCARD sent as a statement of its own (or in a script) empties the cache.
 extension PGConnection {
     /// Sends one statement and returns its result (success or error status), for `rows(from:)`.
-    func run(_ query: PostgresQuery) throws(PostgresError) -> OpaquePointer {
+    /// Each step is one round trip through the reactor (`roundTrip`).
+    func run(_ query: PostgresQuery) async throws(PostgresError) -> OpaquePointer {
         try checkUsable(query: query.sql)
         let parameters = try BoundParameters(query)
         let status = transactionStatus
-        if status == .idle { try deallocatePending(query: query.sql) }
+        if status == .idle { try await deallocatePending(query: query.sql) }
         guard statements.isEnabled, !query.binds.isEmpty, status != .inError else {
-            let result = try sendUnnamed(query, parameters)
+            let result = try await roundTrip(query: query.sql) { handle in
+                parameters.withValues { values in
+                    PQsendQueryParams(
+                        handle, query.sql, parameters.count, parameters.types, values, parameters.lengths,
+                        parameters.formats, 0)
+                }
+            }
             if query.binds.isEmpty, Self.mayDiscardPreparedStatements(query.sql),
                 PQresultStatus(result) == PGRES_COMMAND_OK
             {
@@ -38,7 +45,7 @@ extension PGConnection {
         }
         let key = PreparedStatementCache.Key(sql: query.sql, parameterTypes: parameters.types)
         if let name = statements.lookup(key) {
-            let result = try executePrepared(name, query, parameters)
+            let result = try await executePrepared(name, query, parameters)
             guard let staleness = Staleness(result) else { return result }
             switch staleness {
             case .resultTypeChanged: statements.invalidate(key)
@@ -47,22 +54,22 @@ extension PGConnection {
             // In a transaction the error aborted it: report it; the next use prepares afresh.
             guard staleness.retryable, transactionStatus == .idle else { return result }
             PQclear(result)
-            try deallocatePending(query: query.sql)
+            try await deallocatePending(query: query.sql)
         }
         let name = statements.makeName()
-        if let failure = try prepareStatement(name, query, parameters) { return failure }
+        if let failure = try await prepareStatement(name, query, parameters) { return failure }
         statements.insert(key, name: name)
-        if transactionStatus == .idle { try deallocatePending(query: query.sql) }
+        if transactionStatus == .idle { try await deallocatePending(query: query.sql) }
         try throwIfCancelRequested(query: query.sql)
-        return try executePrepared(name, query, parameters)
+        return try await executePrepared(name, query, parameters)
     }
 
     /// Prepares `name`; returns nil on success, or the error result for the caller to report.
     private func prepareStatement(
         _ name: String, _ query: PostgresQuery, _ parameters: BoundParameters
-    ) throws(PostgresError) -> OpaquePointer? {
-        guard let result = PQprepare(handle, name, query.sql, parameters.count, parameters.types) else {
-            throw connectionFailure(query: query.sql)
+    ) async throws(PostgresError) -> OpaquePointer? {
+        let result = try await roundTrip(query: query.sql) { handle in
+            PQsendPrepare(handle, name, query.sql, parameters.count, parameters.types)
         }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else { return result }
         PQclear(result)
@@ -71,24 +78,22 @@ extension PGConnection {
 
     private func executePrepared(
         _ name: String, _ query: PostgresQuery, _ parameters: BoundParameters
-    ) throws(PostgresError) -> OpaquePointer {
-        let result = parameters.withValues { values in
-            PQexecPrepared(handle, name, parameters.count, values, parameters.lengths, parameters.formats, 0)
+    ) async throws(PostgresError) -> OpaquePointer {
+        try await roundTrip(query: query.sql) { handle in
+            parameters.withValues { values in
+                PQsendQueryPrepared(handle, name, parameters.count, values, parameters.lengths, parameters.formats, 0)
+            }
         }
-        guard let result else { throw connectionFailure(query: query.sql) }
-        return result
     }
 
     /// DEALLOCATEs statements evicted from the cache. Only called outside a transaction, where a
     /// failure (the statement is already gone) harms nothing and is ignored; a broken connection
     /// is reported.
-    private func deallocatePending(query: String) throws(PostgresError) {
+    private func deallocatePending(query: String) async throws(PostgresError) {
         guard !statements.pendingDeallocations.isEmpty else { return }
         for name in statements.takePendingDeallocations() {
-            guard let result = PQexec(handle, "DEALLOCATE " + PostgresQuery.quoteIdentifier(name)) else {
-                throw connectionFailure(query: query)
-            }
-            PQclear(result)
+            let deallocate = "DEALLOCATE " + PostgresQuery.quoteIdentifier(name)
+            PQclear(try await roundTrip(query: query) { handle in PQsendQuery(handle, deallocate) })
             if PQstatus(handle) != CONNECTION_OK { throw connectionFailure(query: query) }
         }
         try throwIfCancelRequested(query: query)

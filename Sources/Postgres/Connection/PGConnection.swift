@@ -2,11 +2,14 @@ import CLibPQ
 import Foundation
 import Synchronization
 
-/// One libpq connection (`PGconn *`): blocking calls only, made from the client's thread pool.
+/// One libpq connection (`PGconn *`). Queries are sent without blocking by the leasing task and
+/// their answers read by the reactor thread (`roundTrips`, `RoundTrip.swift`); connecting, scripts,
+/// COPY and clean-up ROLLBACKs make blocking calls from the client's thread pool.
 ///
 /// `@unchecked Sendable` is safe because the pool leases a connection to exactly one task at a
-/// time and every libpq call on `handle` is made sequentially from thread-pool jobs that task
-/// awaits (libpq allows one thread at a time per `PGconn`). The only state touched concurrently is
+/// time and every libpq call on `handle` is made sequentially, by that task, by thread-pool jobs it
+/// awaits, or by the reactor while the task awaits a round trip (under the waiter's lock); libpq
+/// allows one thread at a time per `PGconn`. The only state touched concurrently is
 /// `cancelState`, behind a `Mutex`, and the `PGcancel` object, which libpq documents as safe to use
 /// from another thread. Plain state such as the prepared-statement cache (`statements`) is covered
 /// by the same one-job-at-a-time invariant.
@@ -23,6 +26,8 @@ final class PGConnection: @unchecked Sendable {
     private var isClosed = false
     /// Statements this session has prepared; see `PGConnection+PreparedStatements.swift`.
     var statements: PreparedStatementCache
+    /// The query in flight and the task waiting for it.
+    let roundTrips: RoundTripWaiter
 
     private struct CancelState {
         var operation: UInt64?
@@ -50,6 +55,7 @@ final class PGConnection: @unchecked Sendable {
         self.handle = handle
         self.statements = PreparedStatementCache(capacity: statementCacheCapacity, maxUses: statementMaxUses)
         self.cancelHandle = PQgetCancel(handle)
+        self.roundTrips = RoundTripWaiter(handle: handle)
         // Server notices (e.g. "… does not exist, skipping") would go to stderr by default.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
         self.id = id
@@ -130,6 +136,7 @@ final class PGConnection: @unchecked Sendable {
             return true
         }
         if freeCancelHandle, let cancelHandle { PQfreeCancel(cancelHandle) }
+        roundTrips.close()
         PQfinish(handle)
     }
 
@@ -146,9 +153,11 @@ final class PGConnection: @unchecked Sendable {
     /// Without blocking, tells whether the connection still looks usable. An idle connection has
     /// nothing to read; if its socket is readable, the server spoke or hung up while it sat in the
     /// pool (a shutdown sends "terminating connection due to administrator command", then closes),
-    /// so it is not trusted: libpq would only notice on the next query, failing it.
+    /// so it is not trusted: libpq would only notice on the next query, failing it. When the reactor
+    /// watches the socket and has seen nothing since the last answer, that is known without asking.
     func isAlive() -> Bool {
         guard !isBroken, !isClosed, !isCondemned, PQstatus(handle) == CONNECTION_OK else { return false }
+        if roundTrips.isWatchedAndQuiet { return true }
         let socket = PQsocket(handle)
         guard socket >= 0, clibpq_socket_readable(socket) == 0 else { return false }
         return true
@@ -208,6 +217,17 @@ final class PGConnection: @unchecked Sendable {
 
     var isAbandoned: Bool { abandoned.load(ordering: .acquiring) }
 
+    /// The grace after cancelling `operation` ran out. If it still runs, the connection is abandoned
+    /// and its task resumed with `error` (`RoundTripWaiter.abandon`); checked under the same lock as
+    /// `end()`, so an operation that has finished is never abandoned after the fact.
+    func abandon(operation: UInt64, with error: PostgresError, reclaim: @escaping @Sendable () -> Void) {
+        cancelState.withLock { state in
+            guard state.operation == operation, state.running else { return }
+            abandon()
+            roundTrips.abandon(with: error, reclaim: reclaim)
+        }
+    }
+
     func checkNotAbandoned() throws(PostgresError) {
         if isAbandoned {
             throw PostgresError(
@@ -244,24 +264,49 @@ final class PGConnection: @unchecked Sendable {
     // MARK: Queries
 
     /// Rolls back a transaction left open (a body threw, or a cancel interrupted it); a failure
-    /// leaves the connection marked broken so the pool discards it.
+    /// leaves the connection marked broken so the pool discards it. Blocking: on the pool's threads.
     func rollbackIfInTransaction() {
         guard !isBroken, !isClosed, transactionStatus != .idle else { return }
-        do {
-            _ = try execute("ROLLBACK", operation: 0)
-        } catch {
+        guard let result = PQexec(handle, "ROLLBACK") else {
             isBroken = true
+            return
         }
+        if PQresultStatus(result) != PGRES_COMMAND_OK || PQstatus(handle) != CONNECTION_OK { isBroken = true }
+        PQclear(result)
     }
 
     /// Runs one statement and copies the whole result into Swift memory. Statements with
     /// parameters go through the connection's prepared-statement cache (`run`).
-    func execute(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) -> PostgresRows {
+    func execute(
+        _ query: PostgresQuery, operation: UInt64, executor: BlockingExecutor
+    ) async throws(PostgresError) -> PostgresRows {
         try begin(operation: operation)
         defer { end() }
-        let result = try run(query)
+        let result = try await run(query)
         defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH {
+            // Ending the COPY blocks on the server: on the pool's threads, not the task's.
+            _ = try? await executor.run { [self] in abortCopy(status: status) }
+        }
         return try rows(from: result, query: query)
+    }
+
+    /// One round trip through the reactor: `send` is a `PQsend…` call; returns the result to report
+    /// (the first error, else the last result) and clears the others.
+    func roundTrip(query: String, _ send: (OpaquePointer) -> Int32) async throws(PostgresError) -> OpaquePointer {
+        switch await roundTrips.roundTrip(send) {
+        case .results(let results):
+            let reported = results.first { PQresultStatus($0) == PGRES_FATAL_ERROR } ?? results.last
+            for result in results where result != reported { PQclear(result) }
+            guard let reported else { throw connectionFailure(query: query) }
+            return reported
+        case .failed:
+            isBroken = true
+            throw connectionFailure(query: query)
+        case .abandoned(let error):
+            throw error
+        }
     }
 
     /// Runs a script of several statements with the simple protocol (`PQexec`); no parameters.
@@ -281,9 +326,10 @@ final class PGConnection: @unchecked Sendable {
         }
     }
 
-    /// Sends one statement unnamed (parsed and planned for this call only) and returns its result.
-    /// COPY statements and statements without parameters go this way.
-    func sendUnnamed(_ query: PostgresQuery, _ parameters: BoundParameters) throws(PostgresError) -> OpaquePointer {
+    /// Sends one statement unnamed and blocks for its result (COPY, on the pool's threads).
+    func send(_ query: PostgresQuery) throws(PostgresError) -> OpaquePointer {
+        try checkUsable(query: query.sql)
+        let parameters = try BoundParameters(query)
         let result = parameters.withValues { values in
             PQexecParams(
                 handle, query.sql, parameters.count, parameters.types, values, parameters.lengths, parameters.formats, 0
@@ -291,11 +337,6 @@ final class PGConnection: @unchecked Sendable {
         }
         guard let result else { throw connectionFailure(query: query.sql) }
         return result
-    }
-
-    func send(_ query: PostgresQuery) throws(PostgresError) -> OpaquePointer {
-        try checkUsable(query: query.sql)
-        return try sendUnnamed(query, BoundParameters(query))
     }
 
     func checkUsable(query: String) throws(PostgresError) {
@@ -312,8 +353,7 @@ final class PGConnection: @unchecked Sendable {
         case PGRES_TUPLES_OK, PGRES_SINGLE_TUPLE:
             return Self.copyRows(result)
         case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
-            // Leave the protocol state sane, then refuse: COPY has its own API.
-            abortCopy(status: status)
+            // `execute` has ended the COPY; refuse: COPY has its own API.
             throw PostgresError(code: .invalidUsage, message: "COPY needs copyFrom/copyTo, not query", query: query.sql)
         default:
             throw error(from: result, query: query.sql)
@@ -355,7 +395,7 @@ final class PGConnection: @unchecked Sendable {
 
     // MARK: COPY a plain query ran into
 
-    private func abortCopy(status: ExecStatusType) {
+    func abortCopy(status: ExecStatusType) {
         if status == PGRES_COPY_IN {
             _ = PQputCopyEnd(handle, "COPY is not supported through query()")
         } else if status == PGRES_COPY_OUT {

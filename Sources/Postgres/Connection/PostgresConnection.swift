@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// A connection leased from a `PostgresClient` for the duration of one `withConnection` or
@@ -7,7 +8,8 @@ import Synchronization
 /// query fails with `.queryCancelled` and the connection stays usable. If the server does not
 /// answer within the pool's `cancelGrace` (it is hung, or the cancel request could not be sent),
 /// the task stops waiting all the same: the call fails with `.queryCancelled`, the connection is
-/// abandoned to the thread still blocked in libpq and is closed, never reused, when libpq returns.
+/// abandoned and is closed, never reused, when the server answers or the socket fails (the reactor
+/// still reads it; for a blocking step, when libpq returns on its thread).
 public struct PostgresConnection: Sendable {
     let connection: PGConnection
     let executor: BlockingExecutor
@@ -27,10 +29,29 @@ public struct PostgresConnection: Sendable {
         self.reclaim = reclaim
     }
 
-    /// Runs one statement and returns all of its rows.
+    /// Runs one statement and returns all of its rows. It is sent from this task and answered
+    /// through the reactor (`SocketReactor`): no thread waits for the server.
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await cancellable { connection, operation in try connection.execute(query, operation: operation) }
+        let connection = self.connection
+        try connection.checkNotAbandoned()
+        let operation = operations.next()
+        connection.prepare(operation: operation)
+        defer { if connection.roundTrips.takeReclaimDuty() { reclaim(connection) } }
+        return try await withTaskCancellationHandler {
+            try await connection.execute(query, operation: operation, executor: executor)
+        } onCancel: { [executor, cancelGrace, reclaim] in
+            if connection.requestCancel(operation: operation) {
+                executor.submitCancel({ connection.sendCancel() }, done: { _ in })
+            }
+            let (seconds, attoseconds) = cancelGrace.components
+            let grace = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(0, grace))) {
+                connection.abandon(
+                    operation: operation, with: Self.abandonedError(grace: cancelGrace),
+                    reclaim: { reclaim(connection) })
+            }
+        }
     }
 
     /// Runs one statement and returns the number of rows it affected (0 when it reports none).
@@ -101,15 +122,17 @@ public struct PostgresConnection: Sendable {
             abandoningAfter: grace,
             abandonedError: {
                 connection.abandon()
-                return PostgresError(
-                    code: .queryCancelled,
-                    message:
-                        "cancelled; the database did not stop the query within \(grace), so its connection is abandoned"
-                )
+                return Self.abandonedError(grace: grace)
             },
             onCancel: onCancel,
             whenAbandoned: { [reclaim] _ in reclaim(connection) },
             { try work(connection) })
+    }
+
+    private static func abandonedError(grace: Duration) -> PostgresError {
+        PostgresError(
+            code: .queryCancelled,
+            message: "cancelled; the database did not stop the query within \(grace), so its connection is abandoned")
     }
 }
 
