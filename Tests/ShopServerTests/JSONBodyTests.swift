@@ -40,6 +40,13 @@ import Testing
         #expect(Self.keys(handWritten) == Mirror(reflecting: document).children.compactMap(\.label))
     }
 
+    /// `_id`: the first 12 bytes of SHA-256(uid) in lower-case hex (the expected values from Python's hashlib).
+    @Test func documentIdIsTheHashPrefix() {
+        #expect(UserDocument.documentId("firebase-uid-1") == "5e9a469064f5e847e6a53b27")
+        #expect(UserDocument.documentId("") == "e3b0c44298fc1c149afbf4c8")
+        #expect(UserDocument.documentId("새싹") == "372ff6db901ebb52c7313a1b")
+    }
+
     /// The body a router answers with.
     static func body(of document: UserDocument) async throws -> Data {
         let router = Router()

@@ -169,32 +169,34 @@ public protocol PostgresArrayDecodable: PostgresDecodable {
     static var elementTypeOID: UInt32 { get }
 }
 
+// Built once: a set literal in the getters below would be built (and hashed) on every array decoded.
+private let int8ArrayTypes: Set<UInt32> = [PostgresType.int2Array, PostgresType.int4Array, PostgresType.int8Array]
+private let int4ArrayTypes: Set<UInt32> = [PostgresType.int2Array, PostgresType.int4Array]
+private let int2ArrayTypes: Set<UInt32> = [PostgresType.int2Array]
+private let textArrayTypes: Set<UInt32> = [PostgresType.textArray, PostgresType.varcharArray]
+
 extension Int: PostgresArrayDecodable {
-    public static var acceptedArrayTypeOIDs: Set<UInt32> {
-        [PostgresType.int2Array, PostgresType.int4Array, PostgresType.int8Array]
-    }
+    public static var acceptedArrayTypeOIDs: Set<UInt32> { int8ArrayTypes }
     public static var elementTypeOID: UInt32 { PostgresType.int8 }
 }
 
 extension Int64: PostgresArrayDecodable {
-    public static var acceptedArrayTypeOIDs: Set<UInt32> {
-        [PostgresType.int2Array, PostgresType.int4Array, PostgresType.int8Array]
-    }
+    public static var acceptedArrayTypeOIDs: Set<UInt32> { int8ArrayTypes }
     public static var elementTypeOID: UInt32 { PostgresType.int8 }
 }
 
 extension Int32: PostgresArrayDecodable {
-    public static var acceptedArrayTypeOIDs: Set<UInt32> { [PostgresType.int2Array, PostgresType.int4Array] }
+    public static var acceptedArrayTypeOIDs: Set<UInt32> { int4ArrayTypes }
     public static var elementTypeOID: UInt32 { PostgresType.int4 }
 }
 
 extension Int16: PostgresArrayDecodable {
-    public static var acceptedArrayTypeOIDs: Set<UInt32> { [PostgresType.int2Array] }
+    public static var acceptedArrayTypeOIDs: Set<UInt32> { int2ArrayTypes }
     public static var elementTypeOID: UInt32 { PostgresType.int2 }
 }
 
 extension String: PostgresArrayDecodable {
-    public static var acceptedArrayTypeOIDs: Set<UInt32> { [PostgresType.textArray, PostgresType.varcharArray] }
+    public static var acceptedArrayTypeOIDs: Set<UInt32> { textArrayTypes }
     public static var elementTypeOID: UInt32 { PostgresType.text }
 }
 
@@ -210,43 +212,52 @@ extension Array: PostgresDecodable where Element: PostgresArrayDecodable {
                 throw PostgresError(code: .decoding, message: "column \(cell.columnName) holds a NULL array element")
             }
             return try Element.decode(
-                from: PostgresCell(bytes: item[...], typeOID: Element.elementTypeOID, columnName: cell.columnName))
+                from: PostgresCell(bytes: item, typeOID: Element.elementTypeOID, columnName: cell.columnName))
         }
     }
 }
 
 /// Parser for one-dimensional PostgreSQL array literals.
+///
+/// Items are slices of the literal itself; only a quoted item with backslash escapes is copied.
 enum ArrayLiteralParser {
-    static func parse(_ bytes: ArraySlice<UInt8>) -> [[UInt8]?]? {
+    static func parse(_ bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>?]? {
         var index = bytes.startIndex
         guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "{") else { return nil }
         index += 1
-        var items: [[UInt8]?] = []
+        var items: [ArraySlice<UInt8>?] = []
         if index < bytes.endIndex, bytes[index] == UInt8(ascii: "}") {
             return index + 1 == bytes.endIndex ? [] : nil
         }
         while index < bytes.endIndex {
-            var item: [UInt8] = []
+            let item: ArraySlice<UInt8>
             var quoted = false
             if bytes[index] == UInt8(ascii: "{") { return nil }  // multi-dimensional: not supported
             if bytes[index] == UInt8(ascii: "\"") {
                 quoted = true
                 index += 1
+                let start = index
+                var unescaped: [UInt8]?
                 while index < bytes.endIndex, bytes[index] != UInt8(ascii: "\"") {
-                    if bytes[index] == UInt8(ascii: "\\") { index += 1 }
-                    guard index < bytes.endIndex else { return nil }
-                    item.append(bytes[index])
+                    if bytes[index] == UInt8(ascii: "\\") {
+                        if unescaped == nil { unescaped = Array(bytes[start..<index]) }
+                        index += 1
+                        guard index < bytes.endIndex else { return nil }
+                    }
+                    unescaped?.append(bytes[index])
                     index += 1
                 }
                 guard index < bytes.endIndex else { return nil }
+                item = unescaped.map { $0[...] } ?? bytes[start..<index]
                 index += 1  // closing quote
             } else {
+                let start = index
                 while index < bytes.endIndex, bytes[index] != UInt8(ascii: ","), bytes[index] != UInt8(ascii: "}") {
-                    item.append(bytes[index])
                     index += 1
                 }
+                item = bytes[start..<index]
             }
-            items.append(!quoted && item == Array("NULL".utf8) ? nil : item)
+            items.append(!quoted && item.elementsEqual("NULL".utf8) ? nil : item)
             guard index < bytes.endIndex else { return nil }
             if bytes[index] == UInt8(ascii: "}") { return index + 1 == bytes.endIndex ? items : nil }
             guard bytes[index] == UInt8(ascii: ",") else { return nil }

@@ -80,10 +80,16 @@ struct UserDocument: Encodable, Sendable {
 
     /// A stable 24-hex-digit id in the shape of the MongoDB ObjectIds the clients saw, derived from the uid.
     static func documentId(_ uid: String) -> String {
-        SHA256.hash(data: Array(uid.utf8)).prefix(12).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        let digest = SHA256.hash(data: Array(uid.utf8))
+        // Written into one buffer: a String per byte, then joined, was 1% of a myinfo's CPU.
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            for (index, byte) in digest.prefix(12).enumerated() {
+                buffer[2 * index] = digits[Int(byte >> 4)]
+                buffer[2 * index + 1] = digits[Int(byte & 0x0f)]
+            }
+            return 24
+        }
     }
 
     static func timestamp(_ date: Date) -> String {
