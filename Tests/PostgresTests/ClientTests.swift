@@ -109,7 +109,12 @@ struct ClientTests {
                     leaseTimeout: .milliseconds(200)))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await client.query("SELECT pg_sleep(1.5)") }
-                try await Task.sleep(for: .milliseconds(300))
+                // Until the sleeper holds the only connection (a fixed 300 ms was not always enough on a
+                // loaded machine: the sleeper's task had not run yet, and the look-up took the slot first).
+                let deadline = ContinuousClock.now + .seconds(5)
+                while client.statistics.leased == 0, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
                 let started = ContinuousClock.now
                 let error = try await #require(throws: PostgresError.self) { try await client.query("SELECT 1") }
                 #expect(error.code == .poolTimeout)

@@ -53,9 +53,9 @@ struct WebhookDeliveryTests {
                 try await eventually("failed attempts while down") {
                     try await count(db.client, "SELECT count(*) FROM webhook_attempts WHERE outcome = 'failed'") >= 8
                 }
+                // Up, but failing with 500: set before it serves, or a retry due at once could be answered 200.
+                receiver.set(.status(500))
                 try await receiver.serving {
-                    // Up, but failing with 500.
-                    receiver.set(.status(500))
                     try await writeGrantEvents(db.client, users: 4, perUser: 5, prefix: "err")
                     try await eventually("500s answered") { receiver.requests >= 8 }
                     // Answering after the sender's timeout.
