@@ -25,7 +25,9 @@ run() { # name command...
     "$@" 2>&1 | tee "$out/$name.txt"
 }
 
-run LoadBench .build/release/LoadBench --peer "$peer" ${LOAD_ARGS:-}
+# BASELINE=path/to/an/earlier/shopledger: LoadBench also times myinfo and new purchases against that build (e.g.
+# the previous main's release binary) on the same database, alternately: a change's before and after in one run.
+run LoadBench .build/release/LoadBench --peer "$peer" ${BASELINE:+--baseline "$BASELINE"} ${LOAD_ARGS:-}
 run LedgerBench .build/release/LedgerBench
 run PostgresBench .build/release/PostgresBench 5
 run ReceiptsBench taskset -c 0 .build/release/ReceiptsBench 20000

@@ -22,12 +22,16 @@ import TestSupport
 ///
 /// With `--peer`, then myinfo against a minimal Hummingbird + postgres-nio server running the same
 /// statement prepared (`PeerComparison`, Benchmarks/MyinfoPeer), alternately, three rounds per level.
+/// With `--baseline`, then myinfo and new purchases against an earlier build of shopledger (the previous
+/// main) on the same database, the same way: a change's before and after in one run.
 ///
 /// Then, on the same cluster with the server stopped, the database ceiling (`Ceiling`): the exact
 /// purchase statement through `pgbench -M prepared` with as many clients as the server's pool.
+/// Last, with the server started again, myinfo before and after the purchases grow tenfold and are
+/// analyzed (`GrowthCheck`).
 ///
 /// Usage: LoadBench [--seconds T] [--connections C1,C2,…] [--server PATH] [--pool-size N] [--log-level L]
-///                  [--history N] [--peer PATH [--only peer]]
+///                  [--history N] [--peer PATH] [--baseline PATH] [--only peer]
 @main
 struct LoadBench {
     static func main() async throws {
@@ -37,25 +41,48 @@ struct LoadBench {
         progress(
             "LoadBench: starting PostgreSQL and \(options.server) (pool \(options.poolSize), SHOPLEDGER_LOG_LEVEL=\(options.logLevel))"
         )
-        let server = try await BenchServer.start(
+        var server = try await BenchServer.start(
             binary: options.server, folder: folder, rootCertificate: TestPKI.der(pki.root), poolSize: options.poolSize,
             logLevel: options.logLevel)
         // Interrupted (Ctrl-C, timeout): stop the server and the cluster rather than leave them running.
-        let interrupted = server.stopOnSignals()
+        var interrupted = server.stopOnSignals()
         do {
             let cpu = RequestCPU.Sampler(serverPID: server.process.pid, dataDirectory: folder + "/data")
             let workloads = Workloads(pki: pki, port: server.port, options: options, cpu: cpu)
             try await workloads.seed()
             let results = options.onlyPeer ? [] : try await workloads.runAll()
-            var peer: PeerReport?
+            /// Our server started again, and the workloads measuring it. Before each comparison the other side
+            /// starts fresh, so ours does too: neither carries the purchase workloads' heap and caches.
+            func restartServer() async throws -> Workloads {
+                interrupted.forEach { $0.cancel() }
+                await server.stopServer()
+                server = try await server.restarted()
+                interrupted = server.stopOnSignals()
+                return Workloads(
+                    pki: pki, port: server.port, options: options,
+                    cpu: RequestCPU.Sampler(serverPID: server.process.pid, dataDirectory: folder + "/data"))
+            }
+            var comparisons: [PeerReport] = []
             if let binary = options.peer {
-                peer = try await PeerComparison(binary: binary, server: server, workloads: workloads).run()
+                let workloads = options.onlyPeer ? workloads : try await restartServer()
+                comparisons.append(
+                    try await PeerComparison(contender: .peer(binary), server: server, workloads: workloads).run())
+            }
+            var baselineVersion: String?
+            if let binary = options.baseline {
+                baselineVersion = version(of: binary)
+                let workloads = try await restartServer()
+                comparisons.append(
+                    try await PeerComparison(contender: .baseline(binary), server: server, workloads: workloads).run())
             }
             await server.stopServer()
-            if options.onlyPeer, let peer {
+            func printComparisons() {
+                for comparison in comparisons { comparison.print(options: options, version: baselineVersion) }
+            }
+            if options.onlyPeer {
                 try await server.stop()
                 try? FileManager.default.removeItem(atPath: folder)
-                peer.print(options: options)
+                printComparisons()
                 interrupted.forEach { $0.cancel() }
                 return
             }
@@ -65,10 +92,21 @@ struct LoadBench {
             let ceiling = try await Ceiling.measure(
                 server: server, clients: options.poolSize, seconds: options.seconds, products: Workloads.products,
                 users: options.users)
+            // Last, as it grows the database: myinfo before and after the purchases grow tenfold and are analyzed.
+            interrupted.forEach { $0.cancel() }
+            server = try await server.restarted()
+            interrupted = server.stopOnSignals()
+            let growth = try await GrowthCheck(
+                server: server,
+                workloads: Workloads(
+                    pki: pki, port: server.port, options: options,
+                    cpu: RequestCPU.Sampler(serverPID: server.process.pid, dataDirectory: folder + "/data"))
+            ).run()
             try await server.stop()
             try? FileManager.default.removeItem(atPath: folder)
             LoadReport(results: results, ceiling: ceiling, options: options).print()
-            peer?.print(options: options)
+            printComparisons()
+            growth.print()
             interrupted.forEach { $0.cancel() }
         } catch {
             try? await server.stop()
@@ -89,7 +127,9 @@ struct Options {
     var history = 10
     /// The built `myinfo-peer` (Benchmarks/MyinfoPeer) to measure myinfo against, if any.
     var peer: String?
-    /// `--only peer`: only the readers' history and the peer comparison (no other workload, no ceiling).
+    /// An earlier shopledger binary (the previous main) to measure myinfo and new purchases against.
+    var baseline: String?
+    /// `--only peer`: only the readers' history and the comparisons (no other workload, no ceiling).
     var onlyPeer = false
 
     init(_ arguments: ArraySlice<String>) throws {
@@ -126,18 +166,25 @@ struct Options {
                         "--peer: no executable at \(value) (swift build -c release --package-path Benchmarks/MyinfoPeer)"
                     )
                 }
+            case "--baseline":
+                baseline = URL(fileURLWithPath: value).standardizedFileURL.path
+                guard let baseline, FileManager.default.isExecutableFile(atPath: baseline) else {
+                    throw BenchError("--baseline: no executable at \(value)")
+                }
             case "--only":
                 guard value == "peer" else { throw BenchError("--only takes peer") }
                 onlyPeer = true
             default: throw BenchError("unknown option \(flag)")
             }
         }
-        if onlyPeer, peer == nil { throw BenchError("--only peer needs --peer PATH") }
+        if onlyPeer, peer == nil, baseline == nil {
+            throw BenchError("--only peer needs --peer PATH or --baseline PATH")
+        }
     }
 
     static let usage = """
         Usage: LoadBench [--seconds T] [--connections C1,C2,…] [--server PATH] [--pool-size N] [--log-level L]
-                         [--history N] [--peer PATH [--only peer]]
+                         [--history N] [--peer PATH] [--baseline PATH] [--only peer]
           --seconds      seconds per workload and level (default 10)
           --connections  keep-alive client connections; each workload runs at every level (default 8,32)
           --server       the shopledger binary (default: beside LoadBench)
@@ -147,7 +194,10 @@ struct Options {
                          (default 10); the purchase workloads' users are others
           --peer         a built myinfo-peer (Benchmarks/MyinfoPeer): after the workloads, myinfo against it and
                          ours alternately, 3 rounds per level, once their bodies matched byte for byte
-          --only peer    with --peer: skip the other workloads and the database ceilings
+          --baseline     an earlier shopledger binary (e.g. the previous main's release build): after the workloads,
+                         myinfo and then new purchases against it and ours alternately on the same database,
+                         3 rounds per level, once their myinfo bodies matched byte for byte
+          --only peer    with --peer or --baseline: skip the other workloads and the database ceilings
         """
 
     var duration: Duration { .milliseconds(Int64(seconds * 1000)) }
@@ -380,6 +430,19 @@ struct LoadReport {
         )
         Swift.print(markdown)
     }
+}
+
+/// What `binary --version` prints (for the baseline's heading), or nil.
+func version(of binary: String) -> String? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["--version"]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    guard (try? process.run()) != nil else { return nil }
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// A progress line, written at once (print's output waits in a buffer when stdout is a pipe or file).

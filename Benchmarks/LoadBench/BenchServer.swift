@@ -17,6 +17,11 @@ struct BenchServer {
     let port: Int
     let process: ServerProcess
     let folder: String
+    let binary: String
+    let poolSize: Int
+    let logLevel: String
+    /// The benchmark's root certificate, which the server trusts (DER).
+    var rootFile: String { folder + "/bench-root.der" }
 
     static func start(
         binary: String, folder: String, rootCertificate: [UInt8], poolSize: Int, logLevel: String
@@ -37,18 +42,47 @@ struct BenchServer {
         let rootFile = folder + "/bench-root.der"
         _ = FileManager.default.createFile(atPath: rootFile, contents: Data(rootCertificate))
         let port = try TestCluster.freePort()
-        var environment = ProcessInfo.processInfo.environment
-        environment["SHOPLEDGER_LOG_LEVEL"] = logLevel
         let pid = try ChildProcess.spawn(
-            [
-                binary, "serve", "--port", String(port), "--database-url", databaseURL, "--root-cert", rootFile,
-                "--dev-auth", "--stub-receipts", "--pool-size", String(poolSize),
-            ], environment: environment, workingDirectory: "/tmp", output: folder + "/server.log", append: false)
+            Self.serveArguments(
+                binary: binary, port: port, databaseURL: databaseURL, rootFile: rootFile, poolSize: poolSize),
+            environment: environment(logLevel: logLevel), workingDirectory: "/tmp", output: folder + "/server.log",
+            append: false)
         let process = ServerProcess(pid: pid)
         let server = BenchServer(
-            cluster: cluster, running: running, databaseURL: databaseURL, port: port, process: process, folder: folder)
+            cluster: cluster, running: running, databaseURL: databaseURL, port: port, process: process, folder: folder,
+            binary: binary, poolSize: poolSize, logLevel: logLevel)
         try await server.waitUntilReady()
         return server
+    }
+
+    /// The server started again on the same cluster, port and settings (after `stopServer`).
+    func restarted() async throws -> BenchServer {
+        let pid = try ChildProcess.spawn(
+            Self.serveArguments(
+                binary: binary, port: port, databaseURL: databaseURL, rootFile: rootFile, poolSize: poolSize),
+            environment: Self.environment(logLevel: logLevel), workingDirectory: "/tmp", output: folder + "/server.log",
+            append: true)
+        let server = BenchServer(
+            cluster: cluster, running: running, databaseURL: databaseURL, port: port, process: ServerProcess(pid: pid),
+            folder: folder, binary: binary, poolSize: poolSize, logLevel: logLevel)
+        try await server.waitUntilReady()
+        return server
+    }
+
+    /// `serve` as the benchmark runs it (ours, and `--baseline`'s earlier build).
+    static func serveArguments(
+        binary: String, port: Int, databaseURL: String, rootFile: String, poolSize: Int
+    ) -> [String] {
+        [
+            binary, "serve", "--port", String(port), "--database-url", databaseURL, "--root-cert", rootFile,
+            "--dev-auth", "--stub-receipts", "--pool-size", String(poolSize),
+        ]
+    }
+
+    static func environment(logLevel: String) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["SHOPLEDGER_LOG_LEVEL"] = logLevel
+        return environment
     }
 
     private func waitUntilReady() async throws {

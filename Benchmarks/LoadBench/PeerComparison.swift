@@ -6,20 +6,35 @@ import NIOPosix
 import Postgres
 import TestSupport
 
-/// Issue 30's side-by-side: `GET /v1/user/shop/myinfo` on our server and on the myinfo peer
-/// (Benchmarks/MyinfoPeer: Hummingbird 2 + postgres-nio, our exact statement prepared, the same JSON),
-/// both on the same database, same readers, same seconds. At each level of `--connections`, three
-/// rounds, each timing ours and then the peer; the ratio is ours/peer per round. Before anything is
-/// timed the two answers must be equal byte for byte for several readers, a missing token and an
-/// unregistered user, or the run stops.
+/// Issue 30's side-by-sides, each against a second server on the same database, same readers, same
+/// seconds. At each level of `--connections`, three rounds, each timing ours and then the other; the
+/// ratio is ours/other per round. Before anything is timed the two answers must be equal byte for byte
+/// for several readers, a missing token and an unregistered user, or the run stops. The other is:
+/// - the myinfo peer (`--peer`; Benchmarks/MyinfoPeer: Hummingbird 2 + postgres-nio, our exact statement
+///   prepared, the same JSON): myinfo only;
+/// - an earlier build of shopledger (`--baseline`, e.g. the previous main): myinfo, then new purchases
+///   (`POST /api/v1/purchases`, each transaction signed for one side and posted once).
 struct PeerComparison {
-    let binary: String
+    enum Contender {
+        case peer(String)
+        case baseline(String)
+
+        var name: String {
+            switch self {
+            case .peer: "peer"
+            case .baseline: "baseline"
+            }
+        }
+    }
+
+    let contender: Contender
     let server: BenchServer
     let workloads: Workloads
 
     static let rounds = 3
 
     struct Round: Sendable {
+        let label: String
         let connections: Int
         let round: Int
         let ours: LoadResult
@@ -28,19 +43,32 @@ struct PeerComparison {
 
     func run() async throws -> PeerReport {
         let options = workloads.options
-        // The peer prepares the very text our libpq layer prepares (so a change of ours is measured on both).
-        let statement = try await Ceiling.myinfoStatement(databaseURL: server.databaseURL)
-        let statementFile = server.folder + "/myinfo-peer.sql"
-        guard FileManager.default.createFile(atPath: statementFile, contents: Data(statement.utf8)) else {
-            throw BenchError("could not write \(statementFile)")
-        }
+        let name = contender.name
         let port = try TestCluster.freePort()
-        progress("LoadBench: starting the myinfo peer \(binary) (pool \(options.poolSize)) on port \(port)")
-        let pid = try ChildProcess.spawn(
-            [
+        let arguments: [String]
+        var environment: [String: String]?
+        switch contender {
+        case .peer(let binary):
+            // The peer prepares the very text our libpq layer prepares (so a change of ours is measured on both).
+            let statement = try await Ceiling.myinfoStatement(databaseURL: server.databaseURL)
+            let statementFile = server.folder + "/myinfo-peer.sql"
+            guard FileManager.default.createFile(atPath: statementFile, contents: Data(statement.utf8)) else {
+                throw BenchError("could not write \(statementFile)")
+            }
+            arguments = [
                 binary, "--port", String(port), "--database-url", server.databaseURL, "--pool-size",
                 String(options.poolSize), "--statement-file", statementFile,
-            ], environment: nil, workingDirectory: "/tmp", output: server.folder + "/peer.log", append: false)
+            ]
+        case .baseline(let binary):
+            arguments = BenchServer.serveArguments(
+                binary: binary, port: port, databaseURL: server.databaseURL, rootFile: server.rootFile,
+                poolSize: options.poolSize)
+            environment = BenchServer.environment(logLevel: options.logLevel)
+        }
+        progress("LoadBench: starting the \(name) \(arguments[0]) (pool \(options.poolSize)) on port \(port)")
+        let pid = try ChildProcess.spawn(
+            arguments, environment: environment, workingDirectory: "/tmp", output: server.folder + "/\(name).log",
+            append: false)
         let peer = ServerProcess(pid: pid)
         // Interrupted: the server's handler stops the cluster and exits; this one ends the peer first.
         let interrupted = [SIGINT, SIGTERM].map { number in
@@ -56,7 +84,7 @@ struct PeerComparison {
             let rounds = try await measure(peerPort: port, peerPID: pid)
             peer.terminate()
             await peer.exited()
-            return PeerReport(rounds: rounds)
+            return PeerReport(name: name, rounds: rounds)
         } catch {
             peer.terminate()
             await peer.exited()
@@ -71,11 +99,11 @@ struct PeerComparison {
                 return
             }
             guard peer.isRunning else {
-                throw BenchError("the myinfo peer exited at start; see \(server.folder)/peer.log")
+                throw BenchError("the \(contender.name) exited at start; see \(server.folder)/\(contender.name).log")
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw BenchError("the myinfo peer did not answer in 60 s; see \(server.folder)/peer.log")
+        throw BenchError("the \(contender.name) did not answer in 60 s; see \(server.folder)/\(contender.name).log")
     }
 
     /// Several readers' bodies equal byte for byte (and 200); a missing token (401) and an unregistered
@@ -105,22 +133,23 @@ struct PeerComparison {
         for (what, request, expected) in checks {
             let ours = try await OneResponse.fetch(request, port: server.port)
             let peer = try await OneResponse.fetch(request, port: peerPort)
+            let name = contender.name
             guard ours.status == expected, peer.status == expected else {
                 throw BenchError(
-                    "myinfo for \(what): expected \(expected) from both, ours answered \(ours.status), the peer \(peer.status)"
+                    "myinfo for \(what): expected \(expected) from both, ours answered \(ours.status), the \(name) \(peer.status)"
                 )
             }
             guard ours.body == peer.body else {
                 throw BenchError(
                     """
-                    the myinfo peer's body differs from ours for \(what); nothing was timed.
+                    the \(name)'s myinfo body differs from ours for \(what); nothing was timed.
                     ours: \(String(decoding: ours.body, as: UTF8.self))
-                    peer: \(String(decoding: peer.body, as: UTF8.self))
+                    \(name): \(String(decoding: peer.body, as: UTF8.self))
                     """)
             }
         }
         progress(
-            "LoadBench: the peer's myinfo bodies equal ours byte for byte (\(readers.count) readers, no token, unregistered)"
+            "LoadBench: the \(contender.name)'s myinfo bodies equal ours byte for byte (\(readers.count) readers, no token, unregistered)"
         )
     }
 
@@ -136,6 +165,7 @@ struct PeerComparison {
         _ = try await workloads.measure(
             "warm-up (peer)", requests, cycle: true, connections: most, port: peerPort, cpu: peerCPU,
             duration: warmUp)
+        let name = contender.name
         var rounds: [Round] = []
         for connections in options.connections {
             for round in 1...Self.rounds {
@@ -143,9 +173,36 @@ struct PeerComparison {
                     "\(Workloads.myinfoLabel) (ours, round \(round))", requests, cycle: true,
                     connections: connections)
                 let peer = try await workloads.measure(
-                    "\(Workloads.myinfoLabel) (peer, round \(round))", requests, cycle: true,
+                    "\(Workloads.myinfoLabel) (\(name), round \(round))", requests, cycle: true,
                     connections: connections, port: peerPort, cpu: peerCPU)
-                rounds.append(Round(connections: connections, round: round, ours: ours, peer: peer))
+                rounds.append(
+                    Round(label: Workloads.myinfoLabel, connections: connections, round: round, ours: ours, peer: peer))
+            }
+        }
+        guard case .baseline = contender else { return rounds }
+        // New purchases: every transaction is signed once and posted once, to one side.
+        let label = "POST /api/v1/purchases (new JWS)"
+        let perRun = max(10_000, Int(options.seconds * 5_000))
+        let runs = 2 * Self.rounds * options.connections.count
+        progress("LoadBench: signing \(runs * perRun) transactions for the \(name)'s purchases")
+        let bodies = workloads.signedTransactions(count: runs * perRun, offset: 4_000_000_000)
+        var nextRun = 0
+        func nextRequests() -> [LoadRequest] {
+            defer { nextRun += 1 }
+            return bodies[(nextRun * perRun)..<((nextRun + 1) * perRun)].enumerated().map { index, jws in
+                Workloads.request(
+                    .POST, "/api/v1/purchases", token: "dev:u\(index % options.users)", json: ["signedTransaction": jws]
+                )
+            }
+        }
+        for connections in options.connections {
+            for round in 1...Self.rounds {
+                let ours = try await workloads.measure(
+                    "\(label) (ours, round \(round))", nextRequests(), cycle: false, connections: connections)
+                let peer = try await workloads.measure(
+                    "\(label) (\(name), round \(round))", nextRequests(), cycle: false, connections: connections,
+                    port: peerPort, cpu: peerCPU)
+                rounds.append(Round(label: label, connections: connections, round: round, ours: ours, peer: peer))
             }
         }
         return rounds
@@ -154,12 +211,14 @@ struct PeerComparison {
 
 /// The comparison's table (markdown, like LoadReport's).
 struct PeerReport: Sendable {
+    /// "peer" or "baseline".
+    let name: String
     let rounds: [PeerComparison.Round]
 
     var markdown: String {
         var lines = [
-            "| connections | round | ours req/s | ours p50 ms | ours p99 ms | peer req/s | peer p50 ms | peer p99 ms | ours/peer | errors ours, peer | CPU µs/request ours: server, PostgreSQL, load | peer: server, PostgreSQL, load |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            "| workload | connections | round | ours req/s | ours p50 ms | ours p99 ms | \(name) req/s | \(name) p50 ms | \(name) p99 ms | ours/\(name) | errors ours, \(name) | CPU µs/request ours: server, PostgreSQL, load | \(name): server, PostgreSQL, load |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         func cpu(_ result: LoadResult) -> String {
             result.cpu.map { $0.micros(per: result.completed).map(String.init).joined(separator: " + ") } ?? "–"
@@ -167,21 +226,25 @@ struct PeerReport: Sendable {
         for round in rounds {
             let (ours, peer) = (round.ours, round.peer)
             lines.append(
-                "| \(round.connections) | \(round.round) | \(Int(ours.requestsPerSecond.rounded())) | "
+                "| \(round.label) | \(round.connections) | \(round.round) | \(Int(ours.requestsPerSecond.rounded())) | "
                     + String(format: "%.1f | %.1f", ours.percentile(0.5), ours.percentile(0.99))
                     + " | \(Int(peer.requestsPerSecond.rounded())) | "
                     + String(format: "%.1f | %.1f", peer.percentile(0.5), peer.percentile(0.99))
                     + " | \(Self.ratio(ours, peer)) | \(ours.errors), \(peer.errors) | \(cpu(ours)) | \(cpu(peer)) |")
         }
         lines.append("")
-        for connections in Array(Set(rounds.map(\.connections))).sorted() {
-            let ratios = rounds.filter { $0.connections == connections }.compactMap { round in
-                round.peer.requestsPerSecond > 0 ? round.ours.requestsPerSecond / round.peer.requestsPerSecond : nil
+        var workloads: [String] = []
+        for round in rounds where !workloads.contains(round.label) { workloads.append(round.label) }
+        for label in workloads {
+            for connections in Array(Set(rounds.map(\.connections))).sorted() {
+                let ratios = rounds.filter { $0.label == label && $0.connections == connections }.compactMap { round in
+                    round.peer.requestsPerSecond > 0 ? round.ours.requestsPerSecond / round.peer.requestsPerSecond : nil
+                }
+                guard let low = ratios.min(), let high = ratios.max() else { continue }
+                lines.append(
+                    "\(label), \(connections) connections: ours/\(name) \(String(format: "%.2f", low))–\(String(format: "%.2f", high))× over \(ratios.count) rounds"
+                )
             }
-            guard let low = ratios.min(), let high = ratios.max() else { continue }
-            lines.append(
-                "myinfo, \(connections) connections: ours/peer \(String(format: "%.2f", low))–\(String(format: "%.2f", high))× over \(ratios.count) rounds"
-            )
         }
         return lines.joined(separator: "\n")
     }
@@ -190,9 +253,13 @@ struct PeerReport: Sendable {
         peer.requestsPerSecond > 0 ? String(format: "%.2f", ours.requestsPerSecond / peer.requestsPerSecond) : "–"
     }
 
-    func print(options: Options) {
+    func print(options: Options, version: String? = nil) {
+        let what =
+            name == "peer"
+            ? "myinfo against the peer (Benchmarks/MyinfoPeer: Hummingbird 2 + postgres-nio, the same statement prepared, the same body)"
+            : "myinfo and new purchases against the baseline, \(version ?? "an earlier build") on the same database"
         Swift.print(
-            "\nmyinfo against the peer (Benchmarks/MyinfoPeer: Hummingbird 2 + postgres-nio, the same statement prepared, the same body), alternately, \(PeerComparison.rounds) rounds, \(options.seconds) s each, pools \(options.poolSize)"
+            "\n\(what), alternately, \(PeerComparison.rounds) rounds, \(options.seconds) s each, pools \(options.poolSize)"
         )
         Swift.print(markdown)
     }
