@@ -6,9 +6,9 @@ import Postgres
 ///
 /// A long-lived connection's prepared statement is planned again after an ANALYZE; before statements
 /// were re-prepared now and then (`preparedStatementMaxUses`), ours stayed on costly custom plans after
-/// one, and myinfo fell by a third. Here, at the highest `--connections` level: three timed runs, then
-/// `shopledger seed` adds nine times the purchases already recorded (other users; it ends with VACUUM
-/// ANALYZE) while the server keeps running, then three timed runs again after an untimed warm-up.
+/// one, and myinfo fell by a third. Here, at the highest `--connections` level: an untimed warm-up and
+/// three timed runs, then `shopledger seed` adds nine times the purchases already recorded (other users;
+/// it ends with VACUUM ANALYZE) while the server keeps running, then a warm-up and three timed runs again.
 /// myinfo's readers and their rows are the same before and after; only the table around them grew.
 struct GrowthCheck {
     let server: BenchServer
@@ -53,33 +53,30 @@ struct GrowthCheck {
     }
 
     func run() async throws -> Report {
-        let options = workloads.options
-        let connections = options.connections.max() ?? 32
-        let requests = workloads.myinfoRequests
-        let warmUp = Duration.milliseconds(Int64(min(options.seconds, 2) * 1000))
-        _ = try await workloads.measure(
-            "warm-up", requests, cycle: true, connections: connections, duration: warmUp)
-        var before: [LoadResult] = []
-        for run in 1...Self.runs {
-            before.append(
-                try await workloads.measure(
-                    "\(Workloads.myinfoLabel) (before growth, run \(run))", requests, cycle: true,
-                    connections: connections))
-        }
+        let before = try await timedRuns("before growth")
         let purchasesBefore = try await purchases()
         progress("LoadBench: seeding \(9 * purchasesBefore) more purchases (shopledger seed), then VACUUM ANALYZE")
         try seed(purchases: 9 * purchasesBefore)
         let purchasesAfter = try await purchases()
-        _ = try await workloads.measure(
-            "warm-up", requests, cycle: true, connections: connections, duration: warmUp)
-        var after: [LoadResult] = []
-        for run in 1...Self.runs {
-            after.append(
-                try await workloads.measure(
-                    "\(Workloads.myinfoLabel) (after growth, run \(run))", requests, cycle: true,
-                    connections: connections))
-        }
+        let after = try await timedRuns("after growth")
         return Report(purchasesBefore: purchasesBefore, purchasesAfter: purchasesAfter, before: before, after: after)
+    }
+
+    /// An untimed warm-up, then `runs` timed myinfo runs at the highest `--connections` level.
+    private func timedRuns(_ phase: String) async throws -> [LoadResult] {
+        let options = workloads.options
+        let connections = options.connections.max() ?? 32
+        let requests = workloads.myinfoRequests
+        _ = try await workloads.measure(
+            "warm-up (\(phase))", requests, cycle: true, connections: connections,
+            duration: .milliseconds(Int64(min(options.seconds, 2) * 1000)))
+        var results: [LoadResult] = []
+        for run in 1...Self.runs {
+            results.append(
+                try await workloads.measure(
+                    "\(Workloads.myinfoLabel) (\(phase), run \(run))", requests, cycle: true, connections: connections))
+        }
+        return results
     }
 
     private func purchases() async throws -> Int {
@@ -99,7 +96,7 @@ struct GrowthCheck {
             server.databaseURL,
         ]
         let log = server.folder + "/seed.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         defer { try? handle.close() }
         process.standardOutput = handle
