@@ -37,7 +37,8 @@ public struct PostgresConnection: Sendable {
         try connection.checkNotAbandoned()
         let operation = operations.next()
         connection.prepare(operation: operation)
-        defer { if connection.roundTrips.takeReclaimDuty() { reclaim(connection) } }
+        // Abandoned between round trips: closing (PQfinish writes to the socket) goes to the pool's threads.
+        defer { if connection.roundTrips.takeReclaimDuty() { executor.submit { [reclaim] in reclaim(connection) } } }
         return try await withTaskCancellationHandler {
             try await connection.execute(query, operation: operation, executor: executor)
         } onCancel: { [executor, cancelGrace, reclaim] in
