@@ -149,9 +149,7 @@ private final class AbandonableJob<T: Sendable>: Sendable {
     }
 
     func abandon(after grace: Duration, with error: @escaping @Sendable () -> any Error) {
-        let (seconds, attoseconds) = grace.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) {
+        DispatchQueue.global().asyncAfter(deadline: .after(grace)) {
             // The error is made under the lock: whatever it records (the connection abandoned) is
             // visible before the job, finding the caller gone, hands its result to `whenAbandoned`.
             let abandoned = self.state.withLock { state -> (UnsafeContinuation<T, any Error>, any Error)? in
@@ -161,5 +159,13 @@ private final class AbandonableJob<T: Sendable>: Sendable {
             }
             if let (continuation, error) = abandoned { continuation.resume(throwing: error) }
         }
+    }
+}
+
+extension DispatchTime {
+    /// Now plus `duration` (a negative one is now).
+    static func after(_ duration: Duration) -> DispatchTime {
+        let (seconds, attoseconds) = duration.components
+        return .now() + .nanoseconds(max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
     }
 }

@@ -45,9 +45,7 @@ public struct PostgresConnection: Sendable {
             if connection.requestCancel(operation: operation) {
                 executor.submitCancel({ connection.sendCancel() }, done: { _ in })
             }
-            let (seconds, attoseconds) = cancelGrace.components
-            let grace = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(0, grace))) {
+            DispatchQueue.global().asyncAfter(deadline: .after(cancelGrace)) {
                 connection.abandon(
                     operation: operation, with: Self.abandonedError(grace: cancelGrace),
                     reclaim: { reclaim(connection) })
