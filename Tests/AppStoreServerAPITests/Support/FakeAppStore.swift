@@ -52,7 +52,8 @@ final class FakeAppStore: Sendable {
         case status(Int, errorCode: Int?)
         /// 429 with `Retry-After` this many milliseconds from now, as a UNIX time in milliseconds.
         case rateLimited(retryAfterMs: Int64)
-        /// Wait this long before answering normally (longer than the client's timeout).
+        /// Wait this long before answering normally (longer than the client's timeout), or until the test
+        /// that runs the fake has ended, whichever is first.
         case hang(Duration)
         /// Answer normally but sign every payload with a key that is not the PKI's leaf key.
         case forgedSignature
@@ -103,6 +104,8 @@ final class FakeAppStore: Sendable {
         var targetedFaults: [TargetedFault] = []
         var requests: [Request] = []
         var tokens: Set<String> = []
+        /// The test has ended: hanging answers stop waiting, so the server can stop.
+        var hangsReleased = false
     }
 
     let pki: TestPKI
@@ -163,9 +166,13 @@ final class FakeAppStore: Sendable {
         logger.logLevel = .critical
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
-        return try await app.test(.live) { client in
-            let base = "http://127.0.0.1:\(client.port!)"
-            return try await body(base + "/production", base + "/sandbox")
+        // On a thread of its own, with the test that calls it: see `OwnThreadExecutor`.
+        return try await withTaskExecutorPreference(OwnThreadExecutor(label: "fake-app-store")) {
+            try await app.test(.live) { client in
+                let base = "http://127.0.0.1:\(client.port!)"
+                defer { self.state.withLock { $0.hangsReleased = true } }
+                return try await body(base + "/production", base + "/sandbox")
+            }
         }
     }
 
@@ -210,7 +217,10 @@ final class FakeAppStore: Sendable {
             response.headers[HTTPField.Name("Retry-After")!] = "\(at)"
             return response
         case .hang(let duration)?:
-            try? await Task.sleep(for: duration)
+            let end = ContinuousClock.now + duration
+            while ContinuousClock.now < end, !state.withLock({ $0.hangsReleased }) {
+                try? await Task.sleep(for: .milliseconds(50))
+            }
         case .forgedSignature?:
             forged = true
         case nil:

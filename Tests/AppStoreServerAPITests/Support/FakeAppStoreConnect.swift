@@ -6,6 +6,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import Synchronization
+import TestSupport
 
 /// A fake of the App Store Connect API's Download Sales and Trends Reports (`GET /v1/salesReports`) on
 /// 127.0.0.1, answering as Apple documents it: 200 `application/a-gzip` with the report, or an
@@ -62,7 +63,10 @@ final class FakeAppStoreConnect: Sendable {
         logger.logLevel = .critical
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
-        return try await app.test(.live) { client in try await body("http://127.0.0.1:\(client.port!)") }
+        // On a thread of its own, with the test that calls it: see `OwnThreadExecutor`.
+        return try await withTaskExecutorPreference(OwnThreadExecutor(label: "fake-app-store-connect")) {
+            try await app.test(.live) { client in try await body("http://127.0.0.1:\(client.port!)") }
+        }
     }
 
     private func answer(_ request: Hummingbird.Request) async throws -> Response {
