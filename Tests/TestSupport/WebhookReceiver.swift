@@ -64,7 +64,11 @@ public final class WebhookReceiver: Sendable {
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService() }
+            // On a thread of its own (see `OwnThreadExecutor`): answered late behind the tests beside it, a
+            // delivery timed out after it was received, was sent again, and was counted twice.
+            group.addTask(executorPreference: OwnThreadExecutor(label: "webhook-receiver")) {
+                try await app.runService()
+            }
             defer { group.cancelAll() }
             try await Self.waitUntilListening(port: port)
             return try await body()

@@ -105,7 +105,14 @@ struct WebhookDeliveryTests {
                 }
             }
             let ids = receiver.deliveries.map(\.id)
-            #expect(ids.count == 200 && Set(ids).count == 200, "\(ids.count) deliveries of \(Set(ids).count) events")
+            // On a failure, the attempts say which way a repeat came: a failed attempt the receiver had in
+            // fact answered (a timeout), or a claim taken again after its lease.
+            let attempts = try await db.client.query(
+                "SELECT outcome || ' ' || coalesce(error, '') || ': ' || count(*) FROM webhook_attempts GROUP BY outcome, error"
+            ).map { try $0.decode(String.self, at: 0) }
+            #expect(
+                ids.count == 200 && Set(ids).count == 200,
+                "\(ids.count) deliveries of \(Set(ids).count) events; attempts: \(attempts)")
             #expect(outOfOrderUsers(receiver.deliveries).isEmpty)
         }
     }
