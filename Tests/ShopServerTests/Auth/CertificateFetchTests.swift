@@ -53,9 +53,12 @@ final class FakeGoogleCertificates: Sendable {
         logger.logLevel = .critical
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
-        return try await app.test(.live) { client in
-            try await body(
-                "http://127.0.0.1:\(client.port!)/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com")
+        // On a thread of its own, with the test that calls it (docs/testing.md, "Two cooperative threads").
+        return try await withTaskExecutorPreference(OwnThreadExecutor(label: "fake-google")) {
+            try await app.test(.live) { client in
+                try await body(
+                    "http://127.0.0.1:\(client.port!)/robot/v1/metadata/x509/securetoken@system.gserviceaccount.com")
+            }
         }
     }
 }
