@@ -4,11 +4,12 @@ import Dispatch
 /// threads.
 ///
 /// The tests run all at once on two cooperative threads, and some of them (corpus replays, receipt
-/// checks, key generation) keep a thread for a second or more without suspending. A fake server whose
+/// checks, key generation) keep a thread for up to a second without suspending. A fake server whose
 /// handlers wait behind them answers late: a client's 700 ms timeout fired before the fake of Apple had
-/// read its request, and a test that counted one request saw two (a CI run, 2026-11-27). A fake and the
-/// test that calls it run under this executor's preference (`withTaskExecutorPreference`), so their time
-/// is theirs whatever else the process does.
+/// answered, and a test that counted one request saw two (a CI run, 2026-11-27). A fake and the test
+/// that calls it run under this executor's preference (`withTaskExecutorPreference`), so their time is
+/// theirs whatever else the process does. (A `Task.sleep` still wakes on a cooperative thread: keep upper
+/// time bounds loose, docs/testing.md.)
 public final class OwnThreadExecutor: TaskExecutor {
     private let queue: DispatchQueue
 

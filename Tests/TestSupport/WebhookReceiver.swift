@@ -65,7 +65,8 @@ public final class WebhookReceiver: Sendable {
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             // On a thread of its own (see `OwnThreadExecutor`): answered late behind the tests beside it, a
-            // delivery timed out after it was received, was sent again, and was counted twice.
+            // delivery can time out after it was received and be sent again (one of 200 was counted twice in
+            // a full run; that this was the way is likely, not shown).
             group.addTask(executorPreference: OwnThreadExecutor(label: "webhook-receiver")) {
                 try await app.runService()
             }
