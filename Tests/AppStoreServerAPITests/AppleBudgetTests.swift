@@ -76,14 +76,14 @@ struct AppleBudgetTests {
     func slowAppleRecordsUnpriced() async throws {
         let fake = Self.shop()
         try await RestoreAndSyncTests().withShop(fake, configure: Self.patientApple) { client, db, api in
-            fake.script(.hang(.seconds(60)), .hang(.seconds(60)), .hang(.seconds(60)), .hang(.seconds(60)))
+            fake.script(.hang(.seconds(120)), .hang(.seconds(120)), .hang(.seconds(120)), .hang(.seconds(120)))
             var start = ContinuousClock.now
             let hung = try await Self.sesacPurchase(client, product: APITest.product(2))
             // 200 before the 3 s request timeout: Apple's hang (until this test ends) was cut by the budget.
             // The bound is loose: the budget's timer wakes on a cooperative thread, which the tests beside
             // this one can keep for seconds (docs/testing.md).
             #expect(hung.status == .ok, "\(hung.status) \(hung.body)")
-            #expect(ContinuousClock.now - start < .seconds(10))
+            #expect(ContinuousClock.now - start < .seconds(60))
             fake.clearFaults()
 
             fake.script(.rateLimited(retryAfterMs: 20_000))
@@ -93,7 +93,7 @@ struct AppleBudgetTests {
             #expect(ContinuousClock.now - start < .seconds(2), "a Retry-After past the budget is not waited for")
             fake.clearFaults()
 
-            fake.script(.hang(.seconds(60)), .hang(.seconds(60)), .hang(.seconds(60)), .hang(.seconds(60)))
+            fake.script(.hang(.seconds(120)), .hang(.seconds(120)), .hang(.seconds(120)), .hang(.seconds(120)))
             let json = try await client.api(
                 .post, "/api/v1/purchases", uid: "alice",
                 json: ["receipt": Self.receipt, "productId": APITest.product(4)])
@@ -118,7 +118,7 @@ struct AppleBudgetTests {
             let bought = try await client.api(
                 .post, "/api/v1/purchases", uid: "alice", json: ["signedTransaction": fake.signedTransaction("b-1")])
             #expect(bought.status == .ok, "\(bought.body)")
-            fake.script(.hang(.seconds(60)), .hang(.seconds(60)), .hang(.seconds(60)), .hang(.seconds(60)))
+            fake.script(.hang(.seconds(120)), .hang(.seconds(120)), .hang(.seconds(120)), .hang(.seconds(120)))
             let start = ContinuousClock.now
             let restore = try await client.restore(uid: "alice", transactionId: "b-1")
             // Apple's unavailability, not the request's timeout: the hang was cut by the budget (loose bound: see
@@ -126,7 +126,7 @@ struct AppleBudgetTests {
             #expect(
                 restore.status == .serviceUnavailable && restore.errorCode == "app_store_unavailable", "\(restore.body)"
             )
-            #expect(ContinuousClock.now - start < .seconds(10))
+            #expect(ContinuousClock.now - start < .seconds(60))
             fake.clearFaults()
         }
     }
