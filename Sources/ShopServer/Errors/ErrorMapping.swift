@@ -5,6 +5,7 @@ import Hummingbird
 import Ledger
 import Logging
 import NIOCore
+import NIOHTTP1
 import Postgres
 import Receipts
 import Shop
@@ -75,6 +76,10 @@ enum ErrorMapping {
                 .serviceUnavailable, code: "request_timeout", message: "the request took too long; try again")
         case let error as any HTTPResponseError:
             return APIError(error.status, code: Self.code(for: error.status), message: Self.message(for: error))
+        case let error as HTTPParserError:
+            // Anyone can send a broken body (a chunk size that is not hex, say): the client's mistake, in
+            // the request log line as a 400, never an error line that pages the operator.
+            return APIError(.badRequest, code: "malformed_http", message: "the request is not valid HTTP: \(error)")
         default:
             logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
             return APIError(.internalServerError, code: "internal_error", message: "the server failed; try again later")
@@ -101,6 +106,9 @@ enum ErrorMapping {
         case let error as any HTTPResponseError where error.status.code < 500:
             // The router's 404/405 and the body limit's 413 keep their status.
             return SeSACReply(error.status, error.status.reasonPhrase.lowercased())
+        case is HTTPParserError:
+            // Below the SeSAC contract: HTTP itself was broken, so HTTP's answer.
+            return SeSACReply(.badRequest, "bad request")
         default:
             let api = apiError(for: error, logger: logger)
             return SeSACReply(.internalServerError, "server error: \(api.code)")

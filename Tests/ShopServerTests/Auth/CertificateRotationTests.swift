@@ -106,15 +106,24 @@ struct CertificateRotationTests {
 
 /// Collects log messages (with their metadata) for assertions.
 final class LogRecorder: Sendable {
-    private let lines = Mutex<[String]>([])
+    /// A message with its level.
+    struct Record: Sendable {
+        var level: Logger.Level
+        var line: String
+    }
 
-    var messages: [String] { lines.withLock { $0 } }
+    private let lines = Mutex<[Record]>([])
+
+    var messages: [String] { lines.withLock { $0.map(\.line) } }
+    var records: [Record] { lines.withLock { $0 } }
 
     var logger: Logger {
         Logger(label: "test") { _ in RecordingHandler(recorder: self) }
     }
 
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    func append(_ line: String, level: Logger.Level = .info) {
+        lines.withLock { $0.append(Record(level: level, line: line)) }
+    }
 
     func waitFor(_ text: String, within: Duration) async -> Bool {
         let deadline = ContinuousClock.now + within
@@ -137,7 +146,9 @@ final class LogRecorder: Sendable {
 
         func log(event: LogEvent) {
             let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
-            recorder.append("\(event.message) \(all.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " "))")
+            recorder.append(
+                "\(event.message) \(all.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " "))",
+                level: event.level)
         }
     }
 }
