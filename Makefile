@@ -15,8 +15,8 @@ FUZZ_FAULT_SECONDS ?= 120
 .PHONY: run test test-faults fuzz build bench deps deps-test clean lint dist
 
 # Building and running need PostgreSQL's binaries, libpq and pkg-config only; the tests also need HAProxy,
-# nginx and openssl, pgBackRest, zlib's headers (CZlib: only the ReportsTests target links it), Chromium and
-# a Korean font (scripts/install-deps.sh says which test needs which).
+# nginx and openssl, pgBackRest, zlib's headers (CZlib: only the ReportsTests target links it), Chromium,
+# a Korean font and cmark-gfm (scripts/install-deps.sh says which test needs which).
 deps:
 	@./scripts/install-deps.sh --for run
 

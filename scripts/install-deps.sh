@@ -9,7 +9,8 @@
 #              runs deploy/nginx/shopledger.conf with a certificate openssl makes), pgBackRest (the
 #              backup-and-restore fault scenario archives WAL, backs up and restores a point in time
 #              with it), Chromium and a Korean font (the browser test renders
-#              the HTML report headless). `make run`'s private cluster is a development one and has no
+#              the HTML report headless), cmark-gfm (GitHub's Markdown renderer: the report tests
+#              render the Markdown reports with it). `make run`'s private cluster is a development one and has no
 #              backups: a server host that wants them installs pgbackrest itself (docs/operations.md,
 #              "Backups and the restore drill").
 set -euo pipefail
@@ -55,6 +56,7 @@ if [[ $purpose == test ]]; then
     command -v openssl >/dev/null 2>&1 || missing+=(openssl)
     command -v pgbackrest >/dev/null 2>&1 || missing+=(pgbackrest)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    command -v cmark-gfm >/dev/null 2>&1 || missing+=(cmark-gfm)
     # A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
     { command -v fc-list >/dev/null 2>&1 && fc-list :lang=ko | grep -q .; } || missing+=(fonts-nanum)
 fi

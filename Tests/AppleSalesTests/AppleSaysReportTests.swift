@@ -52,4 +52,57 @@ struct AppleSaysReportTests {
                     == before.components(separatedBy: "\n## Reconciliation")[0])
         }
     }
+
+    @Test("Apple's SKUs and product types and the file's name are text in the Markdown and HTML")
+    func hostileText() async throws {
+        try await withSalesLedger("apple_says_hostile") { db, ledger in
+            try await AppleSalesComparisonTests.recordDay(ledger)
+            let date = AppleSalesComparisonTests.day
+            var generator = try await SalesReportGenerator.fromLedger(db.client, date: date)
+            // Apple-only lines: each SKU is a discrepancy row of its own.
+            let skus = [
+                "[click](https://attacker.invalid/phish)", "![](https://attacker.invalid/pixel.png)",
+                "<img src=x onerror=alert(1)>", "<script>alert(2)</script>", "a | b", "one\rtwo",
+                "`x` **y** _z_ ~~gone~~ <https://attacker.invalid> www.attacker.invalid",
+            ]
+            for sku in skus {
+                generator.rows.append(
+                    .init(
+                        sku: sku, units: 1, customerPriceMilli: 1_000_000, customerCurrency: "KRW", countryCode: "KR"))
+            }
+            let productType = "<img src=x onerror=alert(3)>"
+            generator.rows.append(
+                .init(
+                    sku: "restore", productType: productType, units: 1, customerPriceMilli: 0, customerCurrency: "KRW",
+                    countryCode: "KR"))
+            let fileName = "S_D_`x`<img src=x onerror=alert(4)>_20250309.txt"
+            _ = try await AppleSalesImporter(client: db.client).importReport(
+                bytes: generator.text(), fileName: fileName)
+            let report = try await RevenueReporter(client: db.client).daily(date: date)
+            let markdown = RevenueMarkdown.render(report)
+            let rendered = try GitHubMarkdown(rendering: markdown)
+            let own: Set = [
+                "h1", "h2", "h3", "p", "ul", "li", "strong", "em", "code", "pre", "hr", "table", "thead", "tbody", "tr",
+                "th", "td",
+            ]
+            #expect(rendered.elements.subtracting(own).isEmpty, "\(rendered.elements.subtracting(own))")
+            #expect(GitHubMarkdown.brokenTableLines(in: markdown).isEmpty)
+            let products = Set(rendered.tableRows.compactMap(\.first))
+            // A line break in a SKU would end the table's row: it is a space.
+            for sku in skus.map({ $0 == "one\rtwo" ? "one two" : $0 }) {
+                let found = products.contains(GitHubMarkdown.escaped(sku))
+                #expect(found, "no product cell shows \(sku) as text")
+            }
+            let fileNameAsCode = rendered.html.contains("<code>" + GitHubMarkdown.escaped(fileName) + "</code>")
+            #expect(fileNameAsCode, "the file's name is not one code element")
+            let productTypeAsText = rendered.html.contains(
+                "Not compared: " + GitHubMarkdown.escaped(productType) + " 1 rows")
+            #expect(productTypeAsText, "Apple's product type is not text")
+
+            let html = RevenueHTML.render(report)
+            for element in ["<a ", "<img", "<script", "<del"] {
+                #expect(!html.contains(element), "\(element)")
+            }
+        }
+    }
 }

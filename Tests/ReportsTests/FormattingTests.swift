@@ -73,6 +73,25 @@ struct FormattingTests {
         #expect(RevenueCSV.field("-x") == "'-x")
     }
 
+    @Test("CSV text gets OWASP's rule: a leading = + - @ tab CR or LF is prefixed with an apostrophe")
+    func csvFormulaRule() {
+        #expect(RevenueCSV.field("-1+2") == "'-1+2")
+        #expect(RevenueCSV.field("-2+3+cmd|' /C calc'!A0") == "'-2+3+cmd|' /C calc'!A0")
+        #expect(RevenueCSV.field("+1") == "'+1")
+        #expect(RevenueCSV.field("@SUM(1)") == "'@SUM(1)")
+        #expect(RevenueCSV.field("\t=1+2") == "\"'\t=1+2\"")
+        #expect(RevenueCSV.field("\r=1+2") == "\"'\r=1+2\"")
+        #expect(RevenueCSV.field("\n=1+2") == "\"'\n=1+2\"")
+        #expect(RevenueCSV.field("a-1") == "a-1")
+        // OWASP's two examples: the apostrophe, quotes doubled, the field quoted.
+        #expect(RevenueCSV.field(#"=1+2";=1+2"#) == #""'=1+2"";=1+2""#)
+        #expect(RevenueCSV.field(#"=1+2'" ;,=1+2"#) == #""'=1+2'"" ;,=1+2""#)
+        // Separators spreadsheets may split on besides the comma are quoted too, so no cell starts
+        // inside the field.
+        #expect(RevenueCSV.field("a;=1+2") == "\"a;=1+2\"")
+        #expect(RevenueCSV.field("a\t=1+2") == "\"a\t=1+2\"")
+    }
+
     @Test("Markdown tables escape pipes and measure Hangul as two columns")
     func markdownTables() {
         var table = MarkdownTable([("item", .left), ("n", .right)])
