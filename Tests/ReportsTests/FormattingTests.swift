@@ -69,8 +69,13 @@ struct FormattingTests {
         #expect(RevenueCSV.field("say \"hi\"") == "\"say \"\"hi\"\"\"")
         #expect(RevenueCSV.field("two\nlines") == "\"two\nlines\"")
         #expect(RevenueCSV.field("=HYPERLINK(1)") == "'=HYPERLINK(1)")
-        #expect(RevenueCSV.field("-2500") == "-2500")
-        #expect(RevenueCSV.field("-x") == "'-x")
+        // Amounts the report wrote stay numbers; text that looks like one is text.
+        #expect(RevenueCSV.field(.amount(-2_500_000, currency: "KRW")) == "-2500")
+        #expect(RevenueCSV.field(.amount(-1_500, currency: "KWD")) == "-1.500")
+        #expect(RevenueCSV.field(.number(-3)) == "-3")
+        #expect(RevenueCSV.field("-2500") == "'-2500")
+        #expect(RevenueCSV.field(.decimal("-x")) == "'-x")
+        #expect(RevenueCSV.field(.decimal("-1+2")) == "'-1+2")
     }
 
     @Test("CSV text gets OWASP's rule: a leading = + - @ tab CR or LF is prefixed with an apostrophe")

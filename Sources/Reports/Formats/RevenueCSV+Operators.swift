@@ -10,20 +10,21 @@ extension RevenueCSV {
     /// The last four of `columns`, which every row ends with.
     static let operatorColumns = Array(columns.suffix(4))
 
-    static let emptyOperatorFields = ["", "", "", ""]
+    static let emptyOperatorFields: [CSVField] = ["", "", "", ""]
 
     /// Refund rates (percent, one decimal, half up; empty without purchases) and ARPPU (net revenue
     /// per buyer, half to even to the milliunit; empty without buyers) of a revenue line.
-    static func operatorFields(_ line: RevenueFigures, currency: String, storefront: String = "") -> [String] {
+    static func operatorFields(_ line: RevenueFigures, currency: String, storefront: String = "") -> [CSVField] {
         [
-            OperatorRates.unitRefundRate(line) ?? "", OperatorRates.amountRefundRate(line) ?? "",
-            OperatorRates.arppuMilli(line).map { CurrencyFormat.amount($0, currency: currency) } ?? "", storefront,
+            OperatorRates.unitRefundRate(line).map(CSVField.decimal) ?? "",
+            OperatorRates.amountRefundRate(line).map(CSVField.decimal) ?? "",
+            OperatorRates.arppuMilli(line).map { CSVField.amount($0, currency: currency) } ?? "", .text(storefront),
         ]
     }
 
     /// The storefront rows of each period, then (daily) the trailing windows' rows.
-    static func operatorRecords(_ report: RevenueReport) -> [[String]] {
-        var rows: [[String]] = []
+    static func operatorRecords(_ report: RevenueReport) -> [[CSVField]] {
+        var rows: [[CSVField]] = []
         for (figures, storefronts) in zip(report.periods, report.operators.storefronts) {
             let period = figures.period
             for (key, line) in storefronts.sortedLines() {
@@ -50,14 +51,14 @@ extension RevenueCSV {
     /// The CSV's main columns for a production total without buyers.
     private static func totalsRow(
         _ report: RevenueReport, first: String, last: String, level: String, currency: String, line: RevenueFigures
-    ) -> [String] {
-        let money = { (milli: Int64) in CurrencyFormat.amount(milli, currency: currency) }
+    ) -> [CSVField] {
+        let money = { (milli: Int64) in CSVField.amount(milli, currency: currency) }
         return [
-            first, last, report.options.timeZone, LedgerBook.production, level, currency, "", "", "", "",
-            String(line.purchases), money(line.grossMilli), String(line.refunds), money(line.refundedMilli),
-            String(line.reversals), money(line.reversedMilli), money(line.netMilli),
-            report.options.commission.description, money(line.commissionMilli), money(line.proceedsMilli), "", "",
-            "0", "0", "0", "0", "0",
+            .text(first), .text(last), .text(report.options.timeZone), .text(LedgerBook.production), .text(level),
+            .text(currency), "", "", "", "", .number(line.purchases), money(line.grossMilli), .number(line.refunds),
+            money(line.refundedMilli), .number(line.reversals), money(line.reversedMilli), money(line.netMilli),
+            .decimal(report.options.commission.description), money(line.commissionMilli), money(line.proceedsMilli),
+            "", "", 0, 0, 0, 0, 0,
         ]
     }
 }

@@ -10,21 +10,22 @@ extension RevenueCSV {
     /// `production`, level `converted`, the reporting currency's code, units and buyers over all
     /// currencies, amounts converted per day and currency (``ConvertedFigures``), and its refund rates
     /// and ARPPU in the reporting currency. None without one.
-    static func reportingCurrencyRecords(_ report: RevenueReport, period: ReportPeriod) -> [[String]] {
+    static func reportingCurrencyRecords(_ report: RevenueReport, period: ReportPeriod) -> [[CSVField]] {
         guard let converted = report.converted,
             let index = report.periods.firstIndex(where: { $0.period == period }),
             converted.periods.indices.contains(index),
             !report.periods[index].currencies(in: LedgerBook.production).isEmpty
         else { return [] }
         let line = converted.periods[index]
-        let money = { (milli: Int64) in CurrencyFormat.amount(milli, currency: converted.currency) }
+        let money = { (milli: Int64) in CSVField.amount(milli, currency: converted.currency) }
         return [
             [
-                "\(period.first)", "\(period.last)", report.options.timeZone, LedgerBook.production, convertedLevel,
-                converted.currency, "", "", "", "", String(line.purchases), money(line.grossMilli),
-                String(line.refunds), money(line.refundedMilli), String(line.reversals), money(line.reversedMilli),
-                money(line.netMilli), report.options.commission.description, money(line.commissionMilli),
-                money(line.proceedsMilli), String(line.buyers), String(line.firstTimeBuyers), "0", "0", "0", "0", "0",
+                "\(period.first)", "\(period.last)", .text(report.options.timeZone), .text(LedgerBook.production),
+                .text(convertedLevel), .text(converted.currency), "", "", "", "", .number(line.purchases),
+                money(line.grossMilli), .number(line.refunds), money(line.refundedMilli), .number(line.reversals),
+                money(line.reversedMilli), money(line.netMilli), .decimal(report.options.commission.description),
+                money(line.commissionMilli), money(line.proceedsMilli), .number(line.buyers),
+                .number(line.firstTimeBuyers), 0, 0, 0, 0, 0,
             ] + operatorFields(line, currency: converted.currency)
         ]
     }

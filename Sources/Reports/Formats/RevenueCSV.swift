@@ -2,7 +2,8 @@ import Foundation
 import Ledger
 
 /// The report as CSV (RFC 4180): UTF-8 with a byte order mark (so spreadsheet programs read the
-/// Korean item names right), CRLF line ends, a header row, fields quoted only when they must be.
+/// Korean item names right), CRLF line ends, a header row, fields quoted only when they must be, and
+/// text a spreadsheet would run as a formula made text (`field`).
 ///
 /// One row per period, book, currency, kind and item, followed by the kind's total (`level` kind)
 /// and, after both kinds, the currency's total (`level` currency); then grants without revenue,
@@ -22,40 +23,41 @@ public enum RevenueCSV {
     static let byteOrderMark = "\u{FEFF}"
 
     public static func render(_ report: RevenueReport) -> String {
-        let rows = [columns] + records(report)
+        let rows = [columns.map(CSVField.text)] + records(report)
         return byteOrderMark + rows.map { $0.map(field).joined(separator: ",") + "\r\n" }.joined()
     }
 
-    /// The rows under the header, one value per column, before CSV quoting: the HTML report's
-    /// table of every figure shows exactly these.
-    static func records(_ report: RevenueReport) -> [[String]] {
-        var rows: [[String]] = []
-        let timeZone = report.options.timeZone
-        let rate = report.options.commission.description
+    /// The rows under the header, one field per column, before CSV quoting: the HTML report's
+    /// table of every figure shows exactly these values.
+    static func records(_ report: RevenueReport) -> [[CSVField]] {
+        var rows: [[CSVField]] = []
+        let timeZone = CSVField.text(report.options.timeZone)
+        let rate = CSVField.decimal(report.options.commission.description)
         for figures in report.periods {
             let period = figures.period
             for book in figures.books {
                 for (key, line) in figures.sortedLines(in: book) {
                     let item = key.kind.flatMap { kind in key.index.map { ItemID(kind: kind, index: $0) } }
-                    let money = { (milli: Int64) in CurrencyFormat.amount(milli, currency: key.currency) }
+                    let money = { (milli: Int64) in CSVField.amount(milli, currency: key.currency) }
                     rows.append([
-                        "\(period.first)", "\(period.last)", timeZone, book, key.level.rawValue, key.currency,
-                        key.kind?.rawValue ?? "", key.index.map(String.init) ?? "",
-                        item.map(report.catalog.productId) ?? "", item.map(report.catalog.name) ?? "",
-                        String(line.purchases), money(line.grossMilli), String(line.refunds), money(line.refundedMilli),
-                        String(line.reversals), money(line.reversedMilli), money(line.netMilli), rate,
-                        money(line.commissionMilli), money(line.proceedsMilli), String(line.buyers),
-                        String(line.firstTimeBuyers), "0", "0", "0", "0", "0",
+                        "\(period.first)", "\(period.last)", timeZone, .text(book), .text(key.level.rawValue),
+                        .text(key.currency), .text(key.kind?.rawValue ?? ""), key.index.map(CSVField.number) ?? "",
+                        .text(item.map(report.catalog.productId) ?? ""), .text(item.map(report.catalog.name) ?? ""),
+                        .number(line.purchases), money(line.grossMilli), .number(line.refunds),
+                        money(line.refundedMilli), .number(line.reversals), money(line.reversedMilli),
+                        money(line.netMilli), rate, money(line.commissionMilli), money(line.proceedsMilli),
+                        .number(line.buyers), .number(line.firstTimeBuyers), 0, 0, 0, 0, 0,
                     ])
                     rows[rows.count - 1] += operatorFields(line, currency: key.currency)
                 }
                 for (key, grants) in figures.sortedGrants(in: book) {
                     rows.append([
-                        "\(period.first)", "\(period.last)", timeZone, book, RevenueLineKey.Level.item.rawValue, "",
-                        key.item.kind.rawValue, String(key.item.index), report.catalog.productId(key.item),
-                        report.catalog.name(key.item), "0", "0", "0", "0", "0", "0", "0", rate, "0", "0", "0", "0",
-                        String(grants.familyShared), String(grants.familyRevokes), String(grants.unpriced),
-                        String(grants.supportGrants), String(grants.supportRevokes),
+                        "\(period.first)", "\(period.last)", timeZone, .text(book),
+                        .text(RevenueLineKey.Level.item.rawValue), "", .text(key.item.kind.rawValue),
+                        .number(key.item.index), .text(report.catalog.productId(key.item)),
+                        .text(report.catalog.name(key.item)), 0, 0, 0, 0, 0, 0, 0, rate, 0, 0, 0, 0,
+                        .number(grants.familyShared), .number(grants.familyRevokes), .number(grants.unpriced),
+                        .number(grants.supportGrants), .number(grants.supportRevokes),
                     ])
                     rows[rows.count - 1] += emptyOperatorFields
                 }
@@ -65,20 +67,25 @@ public enum RevenueCSV {
         return rows + operatorRecords(report)
     }
 
-    /// One field: quoted when it holds a comma, quote, CR or LF (quotes doubled). Text a
-    /// spreadsheet would run as a formula (`=`, `+`, `@`, or `-` before a non-digit) is prefixed
-    /// with an apostrophe; negative numbers stay numbers.
-    static func field(_ value: String) -> String {
-        var text = value
-        if let first = text.unicodeScalars.first,
-            "=+@".unicodeScalars.contains(first)
-                || (first == "-" && !(text.unicodeScalars.dropFirst().first.map { ("0"..."9").contains($0) } ?? false))
-        {
+    /// One field as written. Text gets OWASP's rule against CSV (formula) injection: when it starts
+    /// with `=`, `+`, `-`, `@`, tab, CR or LF, an apostrophe goes first, so a spreadsheet shows it as
+    /// text instead of running it (`-1+HYPERLINK(…)`, a catalog name, becomes `'-1+HYPERLINK(…)`). A
+    /// number the report wrote stays a number (`-1.500`, a refund), unless it is not a plain decimal
+    /// after all. Then RFC 4180: quoted, quotes doubled, when the field holds a quote, CR or LF, or a
+    /// separator a spreadsheet may split on (comma; semicolon and tab in some locales and importers),
+    /// so that no cell can begin inside it.
+    static func field(_ field: CSVField) -> String {
+        var text = field.value
+        if !field.isNumber, let first = text.unicodeScalars.first, formulaStarts.contains(first) {
             text = "'" + text
         }
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else {
-            return text
-        }
+        guard text.unicodeScalars.contains(where: quoted.contains) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
+
+    /// OWASP's list of the characters a formula may start with.
+    static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r", "\n"]
+
+    /// What makes a field quoted.
+    static let quoted: Set<Unicode.Scalar> = [",", ";", "\t", "\"", "\r", "\n"]
 }

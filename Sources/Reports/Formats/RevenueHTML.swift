@@ -16,7 +16,7 @@ public enum RevenueHTML {
                 ?? "Revenue report for \(first) to \(last) by \(grouping.rawValue) (\(report.options.timeZone))"
             RevenueMarkdown.range(report, first: first, last: last, grouping: grouping, into: &document)
         }
-        document.figuresTable(columns: RevenueCSV.columns, rows: RevenueCSV.records(report))
+        document.figuresTable(columns: RevenueCSV.columns, rows: RevenueCSV.records(report).map { $0.map(\.value) })
         return document.page(title: title)
     }
 }
