@@ -112,6 +112,29 @@ struct FormattingTests {
                 """)
     }
 
+    @Test("Markdown: text from outside is escaped, code from outside fenced past its own backticks")
+    func markdownText() {
+        #expect(MarkdownDocument.escape(#"[x](y) <b> & a_b\"#) == #"\[x\]\(y\) &lt;b&gt; &amp; a\_b\\"#)
+        #expect(MarkdownDocument.escape("one\ntwo\r\nthree") == "one two  three")
+        #expect(MarkdownDocument.escape("튼튼 새싹 7") == "튼튼 새싹 7")
+        #expect(MarkdownDocument.codeSpan("S_D_1.txt", inTable: false) == "`S_D_1.txt`")
+        #expect(MarkdownDocument.codeSpan("a`b``c", inTable: false) == "```a`b``c```")
+        #expect(MarkdownDocument.codeSpan("`x`", inTable: false) == "`` `x` ``")
+        #expect(MarkdownDocument.codeSpan(" x ", inTable: false) == "`  x  `")
+        #expect(MarkdownDocument.codeSpan("a|b", inTable: true) == #"`a\|b`"#)
+        #expect(MarkdownDocument.codeSpan("", inTable: false) == "")
+        // A String interpolated into a section's text is text; the literal around it is markup.
+        let name = "**x** | y"
+        let text: ReportText = "**\(name)** (\(3)) \(code: "f`g")"
+        #expect(MarkdownDocument.inline(text) == #"**\*\*x\*\* \| y** (3) ``f`g``"#)
+        #expect(
+            HTMLDocument.inline(text) == "<strong>&#42;&#42;x&#42;&#42; | y</strong> (3) <code>f&#96;g</code>")
+        var table = MarkdownTable([("item", .left)])
+        table.append(["\(name)"])
+        table.append([.markup("a|b")])
+        #expect(table.render().contains(#"| \*\*x\*\* \| y |"#) && table.render().contains(#"| a\|b "#))
+    }
+
     @Test("report formats parse from a list")
     func formats() throws {
         #expect(try ReportFormat.list("csv,md") == [.csv, .md])

@@ -1,7 +1,8 @@
 import Foundation
 
 /// An HTML page built from the report's sections. Every text and attribute value is escaped here
-/// (`escape`); only this type and `SVGChart` write markup. Tables scroll sideways on a phone instead
+/// (`escape`; text from outside the report also keeps its `*`, `` ` `` and `_` from the inline
+/// marks, `inline`); only this type and `SVGChart` write markup. Tables scroll sideways on a phone instead
 /// of squeezing their columns. The charts are gathered "at a glance" after the report's opening
 /// definitions, above the tables, for people who would rather look than read.
 struct HTMLDocument: ReportDocument {
@@ -9,31 +10,32 @@ struct HTMLDocument: ReportDocument {
     private var charts: [String] = []
     /// Where the charts go: after the first list (the definitions under the title).
     private var glanceIndex: Int?
-    private var footerText: String?
+    private var footerText: ReportText?
 
-    mutating func heading(_ level: Int, _ text: String) {
+    mutating func heading(_ level: Int, _ text: ReportText) {
         let level = min(max(level, 1), 6)
         body.append("<h\(level)>\(Self.inline(text))</h\(level)>")
     }
 
-    mutating func paragraph(_ text: String) { body.append("<p>\(Self.inline(text))</p>") }
+    mutating func paragraph(_ text: ReportText) { body.append("<p>\(Self.inline(text))</p>") }
 
-    mutating func bullets(_ items: [String]) {
+    mutating func bullets(_ items: [ReportText]) {
         let lines = items.map { item in
-            // A bullet's continuation lines (reconciliation failures) become a nested list.
-            let parts = item.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            // A bullet's continuation lines (reconciliation failures) become a nested list; their
+            // indent and `- ` are the report's own marks, which escaping leaves as they are.
+            let parts = item.lines.map(Self.inline)
             let nested = parts.dropFirst().map { line -> String in
                 let text = line.trimmingPrefix(while: { $0 == " " })
-                return "<li>\(Self.inline(String(text.hasPrefix("- ") ? text.dropFirst(2) : text)))</li>"
+                return "<li>\(text.hasPrefix("- ") ? text.dropFirst(2) : text)</li>"
             }
-            return "<li>\(Self.inline(parts[0]))" + (nested.isEmpty ? "" : "<ul>\(nested.joined())</ul>") + "</li>"
+            return "<li>\(parts[0])" + (nested.isEmpty ? "" : "<ul>\(nested.joined())</ul>") + "</li>"
         }
         body.append("<ul>\n" + lines.joined(separator: "\n") + "\n</ul>")
         if glanceIndex == nil { glanceIndex = body.count }
     }
 
     mutating func table(_ table: MarkdownTable) {
-        func cell(_ tag: String, _ text: String, _ column: Int) -> String {
+        func cell(_ tag: String, _ text: ReportText, _ column: Int) -> String {
             let numeric = table.alignments[column] == .right ? " class=\"num\"" : ""
             return "<\(tag)\(numeric)>\(Self.inline(text))</\(tag)>"
         }
@@ -49,7 +51,7 @@ struct HTMLDocument: ReportDocument {
 
     mutating func chart(_ chart: ReportChart) { charts.append(SVGChart(chart).figure()) }
 
-    mutating func footer(_ text: String) { footerText = text }
+    mutating func footer(_ text: ReportText) { footerText = text }
 
     /// Every figure of the report, one row per CSV row with the same columns and values, each cell
     /// named by `data-column` so a program can read the figures back from the page.
@@ -114,11 +116,39 @@ struct HTMLDocument: ReportDocument {
         return escaped
     }
 
+    /// A section's text as HTML: the report's marks escaped, text from outside escaped with its `*`,
+    /// `` ` `` and `_` as character references too (so no mark pairs with them), code from outside
+    /// in a `code` element; then the marks' pairs become elements, as for the report's own markup.
+    static func inline(_ text: ReportText) -> String {
+        inline(
+            escaped: text.parts.map { part in
+                switch part {
+                case .markup(let markup): escape(markup)
+                case .text(let text): escapeText(text)
+                case .code(let code): "<code>" + escapeCode(code) + "</code>"
+                }
+            }.joined())
+    }
+
+    /// Text from outside: `escape`, and the characters of the inline marks as character references.
+    static func escapeText(_ text: String) -> String {
+        escape(text).replacingOccurrences(of: "_", with: "&#95;")
+            .replacingOccurrences(of: "*", with: "&#42;").replacingOccurrences(of: "`", with: "&#96;")
+    }
+
+    /// Code from outside, inside its `code` element: as text, but `_` may stay (only a whole text
+    /// in `_…_` is emphasis, and an element starts and ends this one).
+    static func escapeCode(_ code: String) -> String {
+        escape(code).replacingOccurrences(of: "*", with: "&#42;").replacingOccurrences(of: "`", with: "&#96;")
+    }
+
     /// The sections' inline Markdown as HTML: escaped first, then `**strong**` and `` `code` `` pairs
     /// (and a whole text in `_…_`, the footer's emphasis) become elements. Escaping first means no
-    /// text, whatever it holds, can become markup.
-    static func inline(_ text: String) -> String {
-        var html = escape(text)
+    /// text, whatever it holds, can become an element other than those.
+    static func inline(_ markup: String) -> String { inline(escaped: escape(markup)) }
+
+    private static func inline(escaped: String) -> String {
+        var html = escaped
         html = replacePairs(of: "**", in: html, open: "<strong>", close: "</strong>")
         html = replacePairs(of: "`", in: html, open: "<code>", close: "</code>")
         if html.count > 2, html.hasPrefix("_"), html.hasSuffix("_") {

@@ -1,21 +1,22 @@
 /// A GitHub-flavoured Markdown table whose columns are padded to line up in plain text too
-/// (Hangul and other wide characters count as two columns, as terminals show them).
+/// (Hangul and other wide characters count as two columns, as terminals show them). Its cells are
+/// `ReportText`s: a name or an id from outside is text, written as text by each document.
 struct MarkdownTable {
     enum Alignment {
         case left
         case right
     }
 
-    let headers: [String]
+    let headers: [ReportText]
     let alignments: [Alignment]
-    private(set) var rows: [[String]] = []
+    private(set) var rows: [[ReportText]] = []
 
-    init(_ columns: [(String, Alignment)]) {
+    init(_ columns: [(ReportText, Alignment)]) {
         headers = columns.map(\.0)
         alignments = columns.map(\.1)
     }
 
-    mutating func append(_ row: [String]) {
+    mutating func append(_ row: [ReportText]) {
         precondition(row.count == headers.count, "a row of \(row.count) cells in a table of \(headers.count) columns")
         rows.append(row)
     }
@@ -23,7 +24,7 @@ struct MarkdownTable {
     var isEmpty: Bool { rows.isEmpty }
 
     func render() -> String {
-        let cells = ([headers] + rows).map { $0.map(Self.escape) }
+        let cells = ([headers] + rows).map { $0.map { MarkdownDocument.inline($0, inTable: true) } }
         var widths = [Int](repeating: 3, count: headers.count)
         for row in cells {
             for (column, cell) in row.enumerated() { widths[column] = max(widths[column], Self.displayWidth(cell)) }
@@ -44,7 +45,7 @@ struct MarkdownTable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Pipes would end the cell; line breaks would end the table.
+    /// The report's own marks in a cell: pipes would end the cell, line breaks the table.
     static func escape(_ cell: String) -> String {
         var escaped = ""
         for character in cell {

@@ -23,14 +23,16 @@ extension RevenueMarkdown {
         guard let apple = report.appleSays else { return }
         document.heading(2, "Apple says")
         let zone = report.options.timeZone
-        var scope =
-            "Apple's Summary Sales Report for **\(apple.date) Pacific time** (\(AppleSalesComparison.timeZone), "
-            + "\(apple.startsAtUTC) to \(apple.endsAtUTC) UTC; report \(apple.reportId), `\(apple.fileName)`) against "
+        // The file's name is the operator's (and may hold anything but `/`): code from outside.
+        var scope: ReportText =
+            "Apple's Summary Sales Report for **\(apple.date) Pacific time** (\(markup: AppleSalesComparison.timeZone), "
+            + "\(markup: apple.startsAtUTC) to \(markup: apple.endsAtUTC) UTC; report \(apple.reportId), "
+            + "\(code: apple.fileName)) against "
             + "the ledger's production purchases, refunds and reversals of that same Pacific day, per product, country "
             + "and currency (units and customer prices)."
         if zone != AppleSalesComparison.timeZone {
             scope +=
-                " This report's day is \(apple.date) in \(zone): the same calendar date, not the same hours, so these "
+                " This report's day is \(apple.date) in \(zoneText(report)): the same calendar date, not the same hours, so these "
                 + "figures are not the ones above."
         }
         document.paragraph(scope)
@@ -45,21 +47,23 @@ extension RevenueMarkdown {
                 ("ledger units", .right), ("Apple customer price", .right), ("ledger customer price", .right),
                 ("meaning", .left),
             ])
+            // Apple's SKUs, countries and currencies, and the ledger's storefronts: text from outside.
             for line in apple.discrepancies {
                 table.append([
-                    line.product, line.country, line.currency, "\(line.appleUnits)", "\(line.ledgerUnits)",
+                    .text(line.product), .text(line.country), .text(line.currency), "\(line.appleUnits)",
+                    "\(line.ledgerUnits)",
                     money(line.appleCustomerPriceMilli, line.currency),
                     money(line.ledgerCustomerPriceMilli, line.currency), meaning(line.kind),
                 ])
             }
             document.table(table)
         }
-        var notes: [String] = []
+        var notes: [ReportText] = []
         if !apple.uncompared.isEmpty {
-            notes.append(
-                "Not compared: "
-                    + apple.uncompared.map { "\($0.productType) \(count($0.rows)) rows" }.joined(separator: ", ")
-                    + " (IA3 rows are restores, not sales).")
+            let types = apple.uncompared.map { uncompared -> ReportText in
+                "\(uncompared.productType) \(count(uncompared.rows)) rows"
+            }
+            notes.append("Not compared: " + types.joined(separator: ", ") + " (IA3 rows are restores, not sales).")
         }
         if apple.unpricedLedgerPurchases > 0 {
             notes.append("\(count(apple.unpricedLedgerPurchases)) ledger purchases of the day have no price yet.")
@@ -67,7 +71,7 @@ extension RevenueMarkdown {
         if !notes.isEmpty { document.paragraph(notes.joined(separator: " ")) }
     }
 
-    static func meaning(_ kind: AppleSalesComparison.Line.Kind) -> String {
+    static func meaning(_ kind: AppleSalesComparison.Line.Kind) -> ReportText {
         switch kind {
         case .matched: "agree"
         case .appleOnly: "Apple sold, we never recorded (money lost?)"

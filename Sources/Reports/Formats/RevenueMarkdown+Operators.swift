@@ -6,7 +6,7 @@ import Ledger
 /// once for Markdown and HTML, like the other sections.
 extension RevenueMarkdown {
     /// `12.5%`, or `—` when there is nothing to divide by.
-    static func rate(_ text: String?) -> String { text.map { $0 + "%" } ?? "—" }
+    static func rate(_ text: String?) -> ReportText { .markup(text.map { $0 + "%" } ?? "—") }
 
     // MARK: Refund rate and ARPPU
 
@@ -33,7 +33,8 @@ extension RevenueMarkdown {
         ])
         for (book, currency, line) in lines {
             table.append([
-                book, currency, count(line.purchases), count(line.refunds), rate(OperatorRates.unitRefundRate(line)),
+                .text(book), .text(currency), count(line.purchases), count(line.refunds),
+                rate(OperatorRates.unitRefundRate(line)),
                 money(line.grossMilli, currency), money(line.refundedMilli, currency),
                 rate(OperatorRates.amountRefundRate(line)), money(line.reversedMilli, currency),
                 money(line.netMilli, currency), count(line.buyers),
@@ -60,7 +61,7 @@ extension RevenueMarkdown {
                 + "storefront of the purchase it refunds, on the day the store processed it. Each currency's "
                 + "storefronts add up to its total.")
         for currency in currencies {
-            document.heading(3, currency)
+            document.heading(3, .text(currency))
             var table = MarkdownTable([
                 ("storefront", .left), ("purchases", .right), ("gross", .right), ("refunds", .right),
                 ("refunded", .right), ("reversed", .right), ("net revenue", .right), ("refund rate (units)", .right),
@@ -69,7 +70,7 @@ extension RevenueMarkdown {
             var total = RevenueFigures()
             let lines = storefronts.sortedLines(currency: currency)
             for (key, line) in lines {
-                table.append(storefrontRow(key.storefrontText, line, currency))
+                table.append(storefrontRow(.text(key.storefrontText), line, currency))
                 // The lines were summed without overflow into the currency's total already.
                 try? total.addAmounts(of: line)
             }
@@ -78,7 +79,7 @@ extension RevenueMarkdown {
         }
     }
 
-    static func storefrontRow(_ label: String, _ line: RevenueFigures, _ currency: String) -> [String] {
+    static func storefrontRow(_ label: ReportText, _ line: RevenueFigures, _ currency: String) -> [ReportText] {
         [
             label, count(line.purchases), money(line.grossMilli, currency), count(line.refunds),
             money(line.refundedMilli, currency), money(line.reversedMilli, currency), money(line.netMilli, currency),
@@ -104,14 +105,20 @@ extension RevenueMarkdown {
                 + "from zero for display; refund rates are over each window's totals. Buyers are left out: distinct "
                 + "buyers do not add up across days.")
         for currency in currencies {
-            document.heading(3, currency)
+            document.heading(3, .text(currency))
             let day = last.total(book: production, currency: currency)
-            var columns: [(String, MarkdownTable.Alignment)] = [("figure", .left), ("\(last.period.first)", .right)]
-            columns += windows.map { ("\($0.days)-day average", .right) }
+            var columns: [(ReportText, MarkdownTable.Alignment)] = [
+                ("figure", .left), ("\(last.period.first)", .right),
+            ]
+            columns += windows.map { window -> (ReportText, MarkdownTable.Alignment) in
+                ("\(window.days)-day average", .right)
+            }
             let totals = windows.filter { $0.days != 7 }
-            columns += totals.map { ("\($0.days)-day total", .right) }
+            columns += totals.map { window -> (ReportText, MarkdownTable.Alignment) in
+                ("\(window.days)-day total", .right)
+            }
             var table = MarkdownTable(columns)
-            let amounts: [(String, KeyPath<RevenueFigures, Int64>)] = [
+            let amounts: [(ReportText, KeyPath<RevenueFigures, Int64>)] = [
                 ("gross", \.grossMilli), ("refunded", \.refundedMilli), ("net revenue", \.netMilli),
                 ("est. proceeds", \.proceedsMilli),
             ]
@@ -125,14 +132,16 @@ extension RevenueMarkdown {
                                 currency)
                         } + totals.map { money($0.total(currency)[keyPath: path], currency) })
             }
-            let counts: [(String, KeyPath<RevenueFigures, Int>)] = [("purchases", \.purchases), ("refunds", \.refunds)]
+            let counts: [(ReportText, KeyPath<RevenueFigures, Int>)] = [
+                ("purchases", \.purchases), ("refunds", \.refunds),
+            ]
             for (label, path) in counts {
                 table.append(
                     [label, count(day[keyPath: path])]
                         + windows.map { tenths(Int64($0.total(currency)[keyPath: path]), over: Int64($0.days)) }
                         + totals.map { count($0.total(currency)[keyPath: path]) })
             }
-            let rates: [(String, (RevenueFigures) -> String?)] = [
+            let rates: [(ReportText, (RevenueFigures) -> String?)] = [
                 ("refund rate (units)", OperatorRates.unitRefundRate),
                 ("refund rate (amount)", OperatorRates.amountRefundRate),
             ]
@@ -164,9 +173,9 @@ extension RevenueMarkdown {
         report.operators.month.map { "Revenue report for \($0) (\(report.options.timeZone))" }
     }
 
-    static func monthCommand(_ report: RevenueReport) -> String? {
+    static func monthCommand(_ report: RevenueReport) -> ReportText? {
         report.operators.month.map {
-            "`shopledger report month \($0) --tz \(report.options.timeZone) --commission \(report.options.commission)`"
+            "`shopledger report month \(markup: $0) --tz \(zoneText(report)) --commission \(commissionText(report))`"
         }
     }
 }

@@ -11,19 +11,20 @@ extension RevenueMarkdown {
         let currency = converted.currency
         let rates = converted.rates
         document.heading(2, "In \(currency)")
-        let source: String
+        // The rates file's name is the operator's: code from outside.
+        let source: ReportText
         switch rates.source {
-        case .table: source = "rates per \(currency) from `\(rates.fileName)`"
+        case .table: source = "rates per \(currency) from \(code: rates.fileName)"
         case .ecb:
             source =
                 currency == "EUR"
-                ? "the ECB's euro reference rates from `\(rates.fileName)`"
-                : "the ECB's euro reference rates from `\(rates.fileName)`, crossed through the euro "
+                ? "the ECB's euro reference rates from \(code: rates.fileName)"
+                : "the ECB's euro reference rates from \(code: rates.fileName), crossed through the euro "
                     + "(X per \(currency) = X per EUR ÷ \(currency) per EUR, exactly)"
         }
         document.paragraph(
             "Production revenue in every currency, converted to \(currency) with \(source): converted per day at "
-                + "that day's rate (the day in \(report.options.timeZone)), or the last earlier day's when the file "
+                + "that day's rate (the day in \(zoneText(report))), or the last earlier day's when the file "
                 + "has none for it; each day's gross, refunds, reversals and est. commission in each currency is "
                 + "divided by the rate exactly and rounded once per day and currency, half to even, to a thousandth "
                 + "of \(currency). Periods are sums of their days, and net revenue and est. proceeds are made from "
@@ -35,7 +36,7 @@ extension RevenueMarkdown {
         var table = periodTable(firstColumn: daily ? "date" : "period")
         let periods = daily ? report.trend : report.periods
         for (figures, line) in zip(periods, converted.trend) {
-            table.append(periodRow(figures.period.label, line, currency))
+            table.append(periodRow(.markup(figures.period.label), line, currency))
         }
         if !daily && report.periods.count > 1 { table.append(periodRow("**Whole range**", converted.whole, currency)) }
 
@@ -66,12 +67,12 @@ extension RevenueMarkdown {
                 var used = MarkdownTable([
                     ("currency", .left), ("units per \(currency)", .right), ("rate of", .left),
                 ])
-                for row in rows { used.append([row.currency, row.rate.rate.text, "\(row.rate.date)"]) }
+                for row in rows { used.append([.text(row.currency), .markup(row.rate.rate.text), "\(row.rate.date)"]) }
                 document.paragraph("Rates used for \(date):")
                 document.table(used)
             }
         }
-        document.paragraph(fallbackText(converted))
+        document.paragraph(.markup(fallbackText(converted)))
     }
 
     /// The days converted at an earlier day's rate, runs of consecutive days with the same currencies

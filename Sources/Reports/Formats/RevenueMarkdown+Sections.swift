@@ -22,7 +22,7 @@ extension RevenueMarkdown {
             "Each figure beside the day before (\(previous.period.first)) and the average of the 7 days before the day "
                 + "(\(week.first!.period.first) to \(week.last!.period.first)); averages are rounded for display.")
         for currency in currencies {
-            document.heading(3, currency)
+            document.heading(3, .text(currency))
             var table = MarkdownTable([
                 ("figure", .left), ("\(day.period.first)", .right), ("day before", .right), ("change", .right),
                 ("7-day average", .right), ("change", .right),
@@ -30,7 +30,7 @@ extension RevenueMarkdown {
             let today = day.total(book: production, currency: currency)
             let before = previous.total(book: production, currency: currency)
             let weekLines = week.map { $0.total(book: production, currency: currency) }
-            let amounts: [(String, KeyPath<RevenueFigures, Int64>)] = [
+            let amounts: [(ReportText, KeyPath<RevenueFigures, Int64>)] = [
                 ("gross", \.grossMilli), ("refunds", \.refundedMilli), ("net revenue", \.netMilli),
                 ("est. proceeds", \.proceedsMilli),
             ]
@@ -43,7 +43,7 @@ extension RevenueMarkdown {
                     money(average, currency), change(today[keyPath: path], against: sum, over: 7),
                 ])
             }
-            let counts: [(String, KeyPath<RevenueFigures, Int>)] = [
+            let counts: [(ReportText, KeyPath<RevenueFigures, Int>)] = [
                 ("purchases", \.purchases), ("refunds (units)", \.refunds), ("buyers", \.buyers),
                 ("first-time buyers", \.firstTimeBuyers),
             ]
@@ -66,20 +66,20 @@ extension RevenueMarkdown {
 
     /// The change of `value` against the average `sum / days`, in percent with one decimal,
     /// rounded half away from zero; `new` when the base is zero and the value is not.
-    static func change(_ value: Int64, against sum: Int64, over days: Int64) -> String {
+    static func change(_ value: Int64, against sum: Int64, over days: Int64) -> ReportText {
         guard sum != 0 else { return value == 0 ? "0%" : "new" }
         // (value − sum/days) / (sum/days) = (value·days − sum) / sum, in tenths of a percent.
         let numerator = (value * days - sum) * 1000
         let denominator = sum.magnitude
         let tenths = (numerator.magnitude + denominator / 2) / denominator
         let sign = numerator < 0 ? "-" : (tenths == 0 ? "" : "+")
-        return "\(sign)\(count(Int(tenths / 10))).\(tenths % 10)%"
+        return .markup("\(sign)\(CurrencyFormat.count(Int(tenths / 10))).\(tenths % 10)%")
     }
 
     /// `sum / days` with one decimal, rounded half up (counts are never negative).
-    static func tenths(_ sum: Int64, over days: Int64) -> String {
+    static func tenths(_ sum: Int64, over days: Int64) -> ReportText {
         let tenths = (sum * 10 * 2 + days) / (days * 2)
-        return "\(count(Int(tenths / 10))).\(tenths % 10)"
+        return .markup("\(CurrencyFormat.count(Int(tenths / 10))).\(tenths % 10)")
     }
 
     // MARK: Refunds (daily)
@@ -96,21 +96,21 @@ extension RevenueMarkdown {
             return
         }
         let amounts = totals.filter { $0.1.refunds + $0.1.reversals > 0 }.map { currency, line in
-            var parts: [String] = []
+            var parts: [ReportText] = []
             if line.refunds > 0 { parts.append("\(money(line.refundedMilli, currency)) \(currency) refunded") }
             if line.reversals > 0 { parts.append("\(money(line.reversedMilli, currency)) \(currency) reversed") }
             return parts.joined(separator: ", ")
         }
         document.paragraph(
-            "\(count(refunds)) refund\(refunds == 1 ? "" : "s") and \(count(reversals)) reversal\(reversals == 1 ? "" : "s") "
+            "\(count(refunds)) refund\(markup: refunds == 1 ? "" : "s") and \(count(reversals)) reversal\(markup: reversals == 1 ? "" : "s") "
                 + "(\(amounts.joined(separator: "; "))). They count on this day because the store processed them on it, "
                 + "whatever day the purchase was made.")
         var table = MarkdownTable([
-            ("time (\(report.options.timeZone))", .left), ("event", .left), ("transaction", .left), ("item", .left),
+            ("time (\(zoneText(report)))", .left), ("event", .left), ("transaction", .left), ("item", .left),
             ("amount", .right), ("purchased on", .left), ("reason", .left),
         ])
         for refund in report.refunds {
-            let reason: String
+            let reason: ReportText
             switch refund.revocationReason {
             case nil: reason = ""
             case 0?: reason = "other"
@@ -118,10 +118,10 @@ extension RevenueMarkdown {
             case let code?: reason = "code \(code)"
             }
             table.append([
-                refund.localTime, refund.isReversal ? "reversal" : "refund", refund.transactionId,
-                "\(report.catalog.name(refund.item)) (\(refund.item.kind.rawValue) \(refund.item.index))",
+                .markup(refund.localTime), refund.isReversal ? "reversal" : "refund", .text(refund.transactionId),
+                "\(report.catalog.name(refund.item)) (\(markup: refund.item.kind.rawValue) \(refund.item.index))",
                 "\(money(refund.amount.amountMilli, refund.amount.currency)) \(refund.amount.currency)",
-                refund.purchasedOn, reason,
+                .markup(refund.purchasedOn), reason,
             ])
         }
         if !table.isEmpty { document.table(table) }
@@ -151,7 +151,7 @@ extension RevenueMarkdown {
             let lines = periods.map { $0.total(book: production, currency: currency) }
             let firstLabel = periods.first!.period.first
             let lastLabel = periods.last!.period.last
-            document.heading(3, currency)
+            document.heading(3, .text(currency))
             document.chart(
                 ReportChart(
                     purpose: .trend, layout: .grouped,
@@ -167,7 +167,7 @@ extension RevenueMarkdown {
             ])
             for (period, line) in zip(periods, lines) {
                 table.append([
-                    period.period.label, count(line.purchases), money(line.grossMilli, currency),
+                    .markup(period.period.label), count(line.purchases), money(line.grossMilli, currency),
                     money(line.refundedMilli - line.reversedMilli, currency), money(line.netMilli, currency),
                     money(line.proceedsMilli, currency), count(line.buyers),
                 ])
@@ -218,12 +218,13 @@ extension RevenueMarkdown {
         ])
         for (key, line) in figures.sortedGrants(in: LedgerBook.production) {
             grants.append([
-                "\(catalog.name(key.item)) (\(key.item.kind.rawValue) \(key.item.index))", count(line.familyShared),
+                "\(catalog.name(key.item)) (\(markup: key.item.kind.rawValue) \(key.item.index))",
+                count(line.familyShared),
                 count(line.familyRevokes), count(line.unpriced),
             ])
         }
         if grants.isEmpty {
-            document.paragraph("No family-shared or unpriced production purchases in this \(periodNoun).")
+            document.paragraph("No family-shared or unpriced production purchases in this \(markup: periodNoun).")
         } else {
             document.paragraph(
                 "Items given through Family Sharing (the organiser paid once) or bought without a price from the store: counted here, never as revenue."
@@ -236,21 +237,22 @@ extension RevenueMarkdown {
         ])
         for (key, line) in figures.sortedGrants(in: SupportAction.book) {
             support.append([
-                "\(catalog.name(key.item)) (\(key.item.kind.rawValue) \(key.item.index))", count(line.supportGrants),
+                "\(catalog.name(key.item)) (\(markup: key.item.kind.rawValue) \(key.item.index))",
+                count(line.supportGrants),
                 count(line.supportRevokes),
             ])
         }
         if !support.isEmpty {
             document.paragraph(
                 "Items support granted to users as compensation (book `promotional`: owned, never revenue), and such "
-                    + "grants revoked, in this \(periodNoun):")
+                    + "grants revoked, in this \(markup: periodNoun):")
             document.table(support)
         }
 
         document.heading(2, "Test traffic (not revenue)")
         let books = figures.books.filter { $0 != LedgerBook.production && $0 != SupportAction.book }
         guard !books.isEmpty else {
-            document.paragraph("No sandbox, Xcode or stub activity in this \(periodNoun).")
+            document.paragraph("No sandbox, Xcode or stub activity in this \(markup: periodNoun).")
             return
         }
         document.paragraph(
@@ -264,14 +266,15 @@ extension RevenueMarkdown {
             for currency in figures.currencies(in: book) {
                 let line = figures.total(book: book, currency: currency)
                 table.append([
-                    book, currency, count(line.purchases), money(line.grossMilli, currency), count(line.refunds),
-                    money(line.refundedMilli, currency), money(line.netMilli, currency), count(line.buyers), "",
+                    .text(book), .text(currency), count(line.purchases), money(line.grossMilli, currency),
+                    count(line.refunds), money(line.refundedMilli, currency), money(line.netMilli, currency),
+                    count(line.buyers), "",
                 ])
             }
             let granted = figures.sortedGrants(in: book).reduce(0) {
                 $0 + $1.figures.familyShared + $1.figures.unpriced
             }
-            if granted > 0 { table.append([book, "", "", "", "", "", "", "", count(granted)]) }
+            if granted > 0 { table.append([.text(book), "", "", "", "", "", "", "", count(granted)]) }
         }
         document.table(table)
     }
@@ -280,13 +283,15 @@ extension RevenueMarkdown {
 
     static func reconciliationSection(_ report: RevenueReport, into document: inout some ReportDocument) {
         document.heading(2, "Reconciliation")
-        var lines: [String] = []
+        var lines: [ReportText] = []
         for check in report.reconciliation {
-            var line =
-                "\(check.passed ? "PASS" : "**FAIL**") `\(check.name)`: \(check.summary) "
-                + "Examined \(count(check.examined)) \(check.examinedWhat)"
+            // The checks' names, summaries and what they examined are ours; a failure's id and detail
+            // come from the rows at fault.
+            var line: ReportText =
+                "\(markup: check.passed ? "PASS" : "**FAIL**") `\(markup: check.name)`: \(markup: check.summary) "
+                + "Examined \(count(check.examined)) \(markup: check.examinedWhat)"
             line += check.passed ? "." : "; \(count(check.failureCount)) failed:"
-            for failure in check.failures { line += "\n  - `\(failure.id)`: \(failure.detail)" }
+            for failure in check.failures { line += "\n  - \(code: failure.id): \(failure.detail)" }
             if check.failureCount > check.failures.count {
                 line += "\n  - … and \(count(check.failureCount - check.failures.count)) more"
             }

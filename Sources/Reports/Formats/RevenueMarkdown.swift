@@ -18,12 +18,12 @@ public enum RevenueMarkdown {
     // MARK: Daily
 
     static func daily(_ report: RevenueReport, date: CalendarDate, into document: inout some ReportDocument) {
-        let zone = report.options.timeZone
+        let zone = zoneText(report)
         let day = report.whole
         document.heading(1, "Revenue report for \(date) (\(zone))")
         document.bullets(
             [
-                "**Day:** \(date) in \(zone), from \(day.period.startsAtUTC) UTC to \(day.period.endsAtUTC) UTC (\(day.period.lengthText))."
+                "**Day:** \(date) in \(zone), from \(markup: day.period.startsAtUTC) UTC to \(markup: day.period.endsAtUTC) UTC (\(markup: day.period.lengthText))."
             ] + definitions(report, periodNoun: "day"))
 
         document.heading(2, "Headline")
@@ -34,10 +34,10 @@ public enum RevenueMarkdown {
         }
 
         for kind in ItemKind.allCases {
-            document.heading(2, kindTitle(kind))
+            document.heading(2, .markup(kindTitle(kind)))
             kindTable(
                 kind, in: day, catalog: report.catalog,
-                emptyText: "No \(kind.rawValue) purchases or refunds on this day.", into: &document)
+                emptyText: "No \(markup: kind.rawValue) purchases or refunds on this day.", into: &document)
         }
         ratesSection(day, periodNoun: "day", into: &document)
         storefrontSection(report.operators.wholeStorefronts, periodNoun: "day", into: &document)
@@ -53,19 +53,30 @@ public enum RevenueMarkdown {
         appleSaysSection(report, into: &document)
         reconciliationSection(report, into: &document)
         document.footer(
-            "Made by `shopledger report daily --date \(date) --tz \(zone) --commission \(report.options.commission)`."
-                + (report.dataAsOf.map { " Data as of \($0) UTC." } ?? " The ledger is empty."))
+            "Made by `shopledger report daily --date \(date) --tz \(zone) --commission \(commissionText(report))`."
+                + dataAsOfText(report))
+    }
+
+    /// The report's time zone: a name the database's zone table holds (checked before the report is
+    /// read), so the report's own text.
+    static func zoneText(_ report: RevenueReport) -> ReportText { .markup(report.options.timeZone) }
+
+    static func commissionText(_ report: RevenueReport) -> ReportText { .markup(report.options.commission.description) }
+
+    /// The footer's watermark: ` Data as of 2025-03-09 12:00:00 UTC.` (the database's time).
+    static func dataAsOfText(_ report: RevenueReport) -> ReportText {
+        report.dataAsOf.map { " Data as of \(markup: $0) UTC." } ?? " The ledger is empty."
     }
 
     /// The definitions every report states: what is counted, how estimates are made, the
     /// reconciliation verdict and the watermark.
-    static func definitions(_ report: RevenueReport, periodNoun: String) -> [String] {
-        let rate = report.options.commission.percentText
-        let verdict =
+    static func definitions(_ report: RevenueReport, periodNoun: String) -> [ReportText] {
+        let rate = ReportText.markup(report.options.commission.percentText)
+        let verdict: ReportText =
             report.reconciled
             ? "passed: the report's totals equal the ledger's postings (details at the end)."
             : "**FAILED**: the figures below disagree with the ledger; see the end of the report before using them."
-        let on = periodNoun == "day" ? "on" : "in"
+        let on: ReportText = periodNoun == "day" ? "on" : "in"
         return [
             "**Counted:** App Store production purchases \(on) the \(periodNoun) they were made; refunds and refund "
                 + "reversals \(on) the \(periodNoun) the store processed them (the signed date of its notification), "
@@ -79,7 +90,8 @@ public enum RevenueMarkdown {
                 + "not estimated: the store's financial reports are the final word.",
             "**Reconciliation:** \(verdict)",
             "**Data as of:** "
-                + (report.dataAsOf.map { "\($0) UTC (the newest ledger entry recorded)." } ?? "the ledger is empty."),
+                + (report.dataAsOf.map { "\(markup: $0) UTC (the newest ledger entry recorded)." }
+                    ?? "the ledger is empty."),
         ]
     }
 
@@ -89,13 +101,15 @@ public enum RevenueMarkdown {
         _ report: RevenueReport, first: CalendarDate, last: CalendarDate, grouping: ReportGrouping,
         into document: inout some ReportDocument
     ) {
-        let zone = report.options.timeZone
+        let zone = zoneText(report)
         let whole = report.whole
-        let noun = grouping.rawValue
-        document.heading(1, monthTitle(report) ?? "Revenue report for \(first) to \(last) by \(noun) (\(zone))")
-        var periodText =
-            "**Range:** \(first) to \(last) in \(zone), from \(whole.period.startsAtUTC) UTC to "
-            + "\(whole.period.endsAtUTC) UTC: \(report.periods.count) \(noun)\(report.periods.count == 1 ? "" : "s")"
+        let noun = ReportText.markup(grouping.rawValue)
+        document.heading(
+            1,
+            monthTitle(report).map(ReportText.markup) ?? "Revenue report for \(first) to \(last) by \(noun) (\(zone))")
+        var periodText: ReportText =
+            "**Range:** \(first) to \(last) in \(zone), from \(markup: whole.period.startsAtUTC) UTC to "
+            + "\(markup: whole.period.endsAtUTC) UTC: \(report.periods.count) \(noun)\(markup: report.periods.count == 1 ? "" : "s")"
         switch grouping {
         case .day: periodText += "."
         case .week: periodText += " (Monday to Sunday; the first and last may be partial)."
@@ -107,12 +121,13 @@ public enum RevenueMarkdown {
         let currencies = currencies(of: [whole], book: LedgerBook.production)
         if currencies.isEmpty { document.paragraph("No production purchases or refunds in this range.") }
         for currency in currencies {
-            document.heading(3, currency)
+            document.heading(3, .text(currency))
             var table = periodTable(firstColumn: noun)
             for figures in report.periods {
                 table.append(
                     periodRow(
-                        figures.period.label, figures.total(book: LedgerBook.production, currency: currency), currency))
+                        .markup(figures.period.label), figures.total(book: LedgerBook.production, currency: currency),
+                        currency))
             }
             table.append(
                 periodRow("**Whole range**", whole.total(book: LedgerBook.production, currency: currency), currency))
@@ -121,8 +136,8 @@ public enum RevenueMarkdown {
         let overall = whole.buyersByBook[LedgerBook.production] ?? BuyerCounts()
         if currencies.count > 1 {
             document.paragraph(
-                "Buyers in all currencies over the range: \(CurrencyFormat.count(overall.buyers)) "
-                    + "(\(CurrencyFormat.count(overall.firstTime)) first-time).")
+                "Buyers in all currencies over the range: \(count(overall.buyers)) "
+                    + "(\(count(overall.firstTime)) first-time).")
         }
         reportingCurrencySection(report, into: &document)
 
@@ -130,10 +145,10 @@ public enum RevenueMarkdown {
             document.chart(unitsChart(whole, catalog: report.catalog, periodText: "\(first) to \(last)"))
         }
         for kind in ItemKind.allCases {
-            document.heading(2, kindTitle(kind) + " over the range")
+            document.heading(2, .markup(kindTitle(kind) + " over the range"))
             kindTable(
                 kind, in: whole, catalog: report.catalog,
-                emptyText: "No \(kind.rawValue) purchases or refunds in this range.", into: &document)
+                emptyText: "No \(markup: kind.rawValue) purchases or refunds in this range.", into: &document)
         }
         ratesSection(whole, periodNoun: "range", into: &document)
         storefrontSection(report.operators.wholeStorefronts, periodNoun: "range", into: &document)
@@ -148,9 +163,8 @@ public enum RevenueMarkdown {
         document.footer(
             "Made by "
                 + (monthCommand(report)
-                    ?? "`shopledger report range --from \(first) --to \(last) --by \(grouping.rawValue) --tz \(zone) "
-                    + "--commission \(report.options.commission)`") + "."
-                + (report.dataAsOf.map { " Data as of \($0) UTC." } ?? " The ledger is empty."))
+                    ?? "`shopledger report range --from \(first) --to \(last) --by \(noun) --tz \(zone) "
+                    + "--commission \(commissionText(report))`") + "." + dataAsOfText(report))
     }
 
     // MARK: Shared pieces
@@ -167,13 +181,14 @@ public enum RevenueMarkdown {
         Set(periods.flatMap { $0.currencies(in: book) }).sorted()
     }
 
-    static func money(_ milli: Int64, _ currency: String) -> String {
-        CurrencyFormat.amount(milli, currency: currency, grouping: true)
+    /// An amount the report writes: `1,234.50`.
+    static func money(_ milli: Int64, _ currency: String) -> ReportText {
+        .markup(CurrencyFormat.amount(milli, currency: currency, grouping: true))
     }
 
-    static func count(_ value: Int) -> String { CurrencyFormat.count(value) }
+    static func count(_ value: Int) -> ReportText { .markup(CurrencyFormat.count(value)) }
 
-    static func periodTable(firstColumn: String) -> MarkdownTable {
+    static func periodTable(firstColumn: ReportText) -> MarkdownTable {
         MarkdownTable([
             (firstColumn, .left), ("purchases", .right), ("gross", .right), ("refunds", .right), ("refunded", .right),
             ("reversed", .right), ("net revenue", .right), ("est. commission", .right), ("est. proceeds", .right),
@@ -181,7 +196,7 @@ public enum RevenueMarkdown {
         ])
     }
 
-    static func periodRow(_ label: String, _ line: RevenueFigures, _ currency: String) -> [String] {
+    static func periodRow(_ label: ReportText, _ line: RevenueFigures, _ currency: String) -> [ReportText] {
         [
             label, count(line.purchases), money(line.grossMilli, currency), count(line.refunds),
             money(line.refundedMilli, currency), money(line.reversedMilli, currency), money(line.netMilli, currency),
@@ -192,7 +207,7 @@ public enum RevenueMarkdown {
 
     /// One table per kind: a row per item and currency with the item's name, then the kind's total per currency.
     static func kindTable(
-        _ kind: ItemKind, in figures: PeriodFigures, catalog: ReportCatalog, emptyText: String,
+        _ kind: ItemKind, in figures: PeriodFigures, catalog: ReportCatalog, emptyText: ReportText,
         into document: inout some ReportDocument
     ) {
         var table = MarkdownTable([
@@ -202,15 +217,16 @@ public enum RevenueMarkdown {
         ])
         for (key, line) in figures.sortedLines(in: LedgerBook.production) where key.kind == kind {
             let currency = key.currency
-            let (name, productId): (String, String)
+            let (name, productId): (ReportText, ReportText)
             if let index = key.index {
                 let item = ItemID(kind: kind, index: index)
-                (name, productId) = ("\(catalog.name(item)) (\(index))", catalog.productId(item))
+                (name, productId) = ("\(catalog.name(item)) (\(index))", .text(catalog.productId(item)))
             } else {
-                (name, productId) = ("**All \(kindTitle(kind).lowercased())**", "")
+                (name, productId) = ("**All \(markup: kindTitle(kind).lowercased())**", "")
             }
             table.append([
-                name, productId, currency, count(line.purchases), money(line.grossMilli, currency), count(line.refunds),
+                name, productId, .text(currency), count(line.purchases), money(line.grossMilli, currency),
+                count(line.refunds),
                 money(line.refundedMilli, currency), money(line.reversedMilli, currency),
                 money(line.netMilli, currency),
                 money(line.commissionMilli, currency), money(line.proceedsMilli, currency), count(line.buyers),
