@@ -16,6 +16,7 @@ struct ConnectionLimitTests {
             case .admitted(_, nil) = table.open("c")
         else { Issue.record("the first three are admitted without shedding"); return }
         table.requestStarted(a)
+        table.requestEnded(a)
         guard case .admitted(_, let shed) = table.open("d") else { Issue.record("d is admitted"); return }
         #expect(shed == "b", "a is busy, so b is the oldest waiting")
         #expect(table.openCount == 3)
@@ -35,6 +36,7 @@ struct ConnectionLimitTests {
                 return
             }
             table.requestStarted(id)
+            table.requestEnded(id)
             ids.append(id)
         }
         guard case .refused = table.open(9) else {
@@ -58,6 +60,8 @@ struct ConnectionLimitTests {
         }
         for _ in 0..<100_000 {
             table.requestStarted(id)
+            table.bodyReceived(id)
+            table.requestEnded(id)
             table.responseFinished(id)
         }
         guard case .admitted(_, nil) = table.open(2) else {
@@ -69,6 +73,47 @@ struct ConnectionLimitTests {
             return
         }
         #expect(shed == 1)
+    }
+
+    @Test("a body that stalls is shed before a keep-alive client just answered; a body that arrives is not")
+    func stalledBodiesShedFirst() {
+        var table = ConnectionTable<String>(maximum: 3)
+        guard case .admitted(let stalled, nil) = table.open("stalled"),
+            case .admitted(let uploading, nil) = table.open("uploading"),
+            case .admitted(let buyer, nil) = table.open("buyer")
+        else { Issue.record("the first three are admitted without shedding"); return }
+        // Heads that declare a body; one sends nothing more, the other keeps sending.
+        table.requestStarted(stalled)
+        table.requestStarted(uploading)
+        // The buyer's purchase is answered: it waits for its next request, the freshest of all.
+        table.requestStarted(buyer)
+        table.requestEnded(buyer)
+        table.responseFinished(buyer)
+        table.bodyReceived(uploading)
+        #expect(table.receivingCount == 2 && table.busyCount == 0)
+        guard case .admitted(_, let first) = table.open("newcomer") else { Issue.record("admitted"); return }
+        #expect(first == "stalled")
+        guard case .admitted(_, let second) = table.open("another") else { Issue.record("admitted"); return }
+        #expect(second == "buyer", "quiet since its answer, before the upload's last bytes")
+        _ = (stalled, uploading)
+    }
+
+    @Test("a response written while its request's body still arrives says to close the connection")
+    func answeredMidBodyCloses() {
+        var table = ConnectionTable<Int>(maximum: 2)
+        guard case .admitted(let id, nil) = table.open(1) else { Issue.record("admitted"); return }
+        table.requestStarted(id)
+        table.bodyReceived(id)
+        #expect(table.phase(of: id) == .receiving)
+        let closeMidBody = table.responseFinished(id)
+        #expect(closeMidBody, "answered (a timeout, say) before the body came: close")
+        guard case .admitted(let other, nil) = table.open(2) else { Issue.record("admitted"); return }
+        table.requestStarted(other)
+        table.requestEnded(other)
+        #expect(table.phase(of: other) == .busy)
+        let closeAfterWhole = table.responseFinished(other)
+        #expect(!closeAfterWhole, "the whole request came: keep alive")
+        #expect(table.phase(of: other) == .waiting)
     }
 
     // In this process the flood sometimes ended the whole test run: when the in-process server is stopped

@@ -12,7 +12,8 @@ import Synchronization
 /// - `shop_receipt_refusals_total{reason}`: proofs refused, by the prover's reason;
 /// - `shop_notifications_total{type,outcome}`: notifications stored or duplicate, `refused` when unverifiable;
 /// - `shop_db_pool_connections{state}` (open, idle, leased) and `shop_db_pool_waiting`, read at scrape time;
-/// - `shop_http_connections{state}` (open, busy), read at scrape time, and
+/// - `shop_http_connections{state}` (open; receiving, a request's body still arriving; busy, a whole
+///   request being answered), read at scrape time, and
 ///   `shop_http_connections_shed_total{why}`: displaced or refused at the connection limit;
 /// - `shop_rate_limited_total{limit}`: requests turned away by a per-user limit;
 /// - `shopledger_build_info{version,commit}` 1, and the standard `process_*` metrics read at scrape time
@@ -92,10 +93,14 @@ public final class ShopMetrics: Sendable {
     }
 
     /// The exposition text, with the pool and connection gauges read now.
-    func exposition(pool: PostgresClient.Statistics, connections: (open: Int, busy: Int)? = nil) -> [UInt8] {
+    func exposition(
+        pool: PostgresClient.Statistics, connections: (open: Int, receiving: Int, busy: Int)? = nil
+    ) -> [UInt8] {
         if let connections {
             registry.makeGauge(descriptor: Self.connections, labels: [("state", "open")]).set(
                 to: Double(connections.open))
+            registry.makeGauge(descriptor: Self.connections, labels: [("state", "receiving")]).set(
+                to: Double(connections.receiving))
             registry.makeGauge(descriptor: Self.connections, labels: [("state", "busy")]).set(
                 to: Double(connections.busy))
         }
