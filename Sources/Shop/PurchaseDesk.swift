@@ -26,15 +26,17 @@ package struct PurchaseDesk: Sendable {
     /// (``ServerConfiguration/appStorePriceBudget``, ``ServerConfiguration/appStoreLedgerReserve``).
     var priceBudget: Duration = .seconds(3)
     var ledgerReserve: Duration = .seconds(1)
-    /// Refused proofs and purchase requests per user.
+    /// Refused proofs, purchase requests and price lookups per user.
     var limits = UserLimits()
+    /// Price lookups shared by concurrent requests (one server's).
+    var lookups = PriceLookups()
     var logger = Logger(label: "shopledger.purchases")
 
     package init(
         prover: any PurchaseProver, ledger: LedgerStore, counters: any PurchaseCounters,
         appStore: AppStoreServerAPIClient? = nil, priceBudget: Duration = .seconds(3),
         ledgerReserve: Duration = .seconds(1), limits: UserLimits = UserLimits(),
-        logger: Logger = Logger(label: "shopledger.purchases")
+        lookups: PriceLookups = PriceLookups(), logger: Logger = Logger(label: "shopledger.purchases")
     ) {
         self.prover = prover
         self.ledger = ledger
@@ -43,6 +45,7 @@ package struct PurchaseDesk: Sendable {
         self.priceBudget = priceBudget
         self.ledgerReserve = ledgerReserve
         self.limits = limits
+        self.lookups = lookups
         self.logger = logger
     }
 
@@ -85,10 +88,11 @@ package struct PurchaseDesk: Sendable {
     /// - Throws: `ReceiptRefusal` when the receipt itself is refused, `LedgerError.userNotRegistered`, or
     ///   `PostgresError`.
     package func purchaseEach(receipt: String, for uid: String) async throws -> [EntryOutcome] {
-        try admit(uid)
-        let proven = try await provenEntries(receipt: receipt, for: uid)
+        let proven = try await verifying(for: uid, countingPurchase: true) { () async throws(ReceiptRefusal) in
+            try await prover.proveEach(receipt: receipt)
+        }
         // One lookup prices every entry (they are one customer's).
-        let prices = await priced(proven.compactMap(\.accepted))
+        let prices = await priced(proven.compactMap(\.accepted), for: uid)
         var outcomes: [EntryOutcome] = []
         for entry in proven {
             let transaction = entry.transaction
@@ -118,88 +122,144 @@ package struct PurchaseDesk: Sendable {
     ///   transaction (unregistered user, product not in the catalog), both with nothing written; or
     ///   `PostgresError`.
     package func purchase(_ proof: Proof, for uid: String) async throws -> PurchaseOutcome {
-        try admit(uid)
-        let transaction = try await proven(proof, for: uid)
-        return try await record(await priced([transaction])[transaction.transactionId] ?? transaction, for: uid)
+        let transaction = try await verifying(for: uid, countingPurchase: true) { () async throws(ReceiptRefusal) in
+            try await verify(proof)
+        }
+        return try await record(
+            await priced([transaction], for: uid)[transaction.transactionId] ?? transaction, for: uid)
     }
 
-    /// Proves `proof` for `uid` without recording it (a purchase, or a restore's proof of ownership).
+    /// Proves `proof` for `uid` without recording it (a restore's proof of ownership).
     ///
-    /// - Throws: `ReceiptRefusal` (counted, and spent from `uid`'s refused-proof allowance), or
-    ///   `CancellationError` when the request ended first.
+    /// - Throws: as ``verifying(for:countingPurchase:_:)``.
     package func proven(_ proof: Proof, for uid: String) async throws -> VerifiedTransaction {
-        do throws(ReceiptRefusal) {
-            switch proof {
-            case .signedTransaction(let jws): return try await prover.verifyTransaction(jws)
-            case .receipt(let receipt, let productId):
-                return try await prover.prove(receipt: receipt, productId: productId)
-            }
-        } catch {
-            throw refused(error, for: uid)
+        try await verifying(for: uid, countingPurchase: false) { () async throws(ReceiptRefusal) in
+            try await verify(proof)
         }
     }
 
     /// Proves every purchase `receipt` holds for `uid`, without recording them; refused as ``proven(_:for:)``.
     package func provenEntries(receipt: String, for uid: String) async throws -> [ProvenEntry] {
-        do throws(ReceiptRefusal) {
-            return try await prover.proveEach(receipt: receipt)
-        } catch {
-            throw refused(error, for: uid)
+        try await verifying(for: uid, countingPurchase: false) { () async throws(ReceiptRefusal) in
+            try await prover.proveEach(receipt: receipt)
         }
     }
 
-    /// Whether `uid` may have a proof verified now: under its purchase limit (which this spends) and its
-    /// refused-proof limit (which only a refusal spends).
-    private func admit(_ uid: String) throws(RateLimitedError) {
-        try admitProof(uid)
-        if let wait = limits.purchases.take(uid) {
+    private func verify(_ proof: Proof) async throws(ReceiptRefusal) -> VerifiedTransaction {
+        switch proof {
+        case .signedTransaction(let jws): try await prover.verifyTransaction(jws)
+        case .receipt(let receipt, let productId): try await prover.prove(receipt: receipt, productId: productId)
+        }
+    }
+
+    /// Runs `verification` of a proof of `uid`'s within its refused-proof allowance, taken as a
+    /// reservation: a token and a place in flight on admission, before anything is verified; the token
+    /// given back when the proof is accepted or its verification is cut short (no verdict), kept when it
+    /// is refused. With `countingPurchase`, a purchase request is spent from the purchase limit too.
+    ///
+    /// - Throws: `RateLimitedError` (nothing verified), `ReceiptRefusal` (counted), or
+    ///   `CancellationError` when the request ended first.
+    private func verifying<T>(
+        for uid: String, countingPurchase: Bool, _ verification: () async throws(ReceiptRefusal) -> T
+    ) async throws -> T {
+        let ticket = try admitProof(uid)
+        if countingPurchase, let wait = limits.purchases.take(uid) {
+            limits.refusedProofs.release(ticket, refund: true)
             counters.recordRateLimited("purchases")
             throw RateLimitedError(limit: "purchases", retryAfter: wait)
         }
-    }
-
-    /// Whether `uid` is under its refused-proof limit (checked, not spent).
-    package func admitProof(_ uid: String) throws(RateLimitedError) {
-        if let wait = limits.refusedProofs.check(uid) {
-            counters.recordRateLimited("refused_proofs")
-            throw RateLimitedError(limit: "refused_proofs", retryAfter: wait)
+        do throws(ReceiptRefusal) {
+            let value = try await verification()
+            limits.refusedProofs.release(ticket, refund: true)
+            return value
+        } catch {
+            let cutShort = error.reason == .cancelled
+            limits.refusedProofs.release(ticket, refund: cutShort)
+            if cutShort { throw CancellationError() }
+            counters.recordRefusal(error.reason.rawValue)
+            throw error
         }
     }
 
-    /// A claim of ownership that did not hold (a restore naming a history that is not `uid`'s): spent
-    /// from `uid`'s refused-proof allowance, like a refused proof.
-    package func spendRefusedProof(_ uid: String) {
-        counters.recordRefusal("proof_required")
-        limits.refusedProofs.take(uid)
+    /// Admits one proof (or claim of ownership) of `uid`'s: a token of its refused-proof allowance and a
+    /// place among its proofs in flight, both taken now; the ticket goes back through
+    /// `limits.refusedProofs.release(_:refund:)`.
+    private func admitProof(_ uid: String) throws(RateLimitedError) -> UserRateLimiter.Ticket {
+        switch limits.refusedProofs.admit(uid) {
+        case .success(let ticket):
+            return ticket
+        case .failure(let refusal):
+            let limit = refusal.reason == .tooManyInFlight ? "proofs_in_flight" : "refused_proofs"
+            counters.recordRateLimited(limit)
+            throw RateLimitedError(limit: limit, retryAfter: refusal.retryAfter)
+        }
     }
 
-    /// What a refused proof is answered with: the refusal, counted and spent from `uid`'s refused-proof
-    /// allowance; a verification cut short by the request's end (`cancelled`, no verdict) as the
-    /// cancellation it is.
-    private func refused(_ refusal: ReceiptRefusal, for uid: String) -> any Error {
-        guard refusal.reason != .cancelled else { return CancellationError() }
-        counters.recordRefusal(refusal.reason.rawValue)
-        limits.refusedProofs.take(uid)
-        return refusal
+    /// Runs `claim`, a restore's check that the history a bare transaction id names is `uid`'s, within
+    /// `uid`'s refused-proof allowance as a proof is: admitted first; a claim that does not hold
+    /// (``OwnershipNotProven``) spends the token, any other outcome gives it back.
+    package func claimingOwnership<T: Sendable>(by uid: String, _ claim: () async throws -> T) async throws -> T {
+        let ticket = try admitProof(uid)
+        do {
+            let value = try await claim()
+            limits.refusedProofs.release(ticket, refund: true)
+            return value
+        } catch let error as OwnershipNotProven {
+            limits.refusedProofs.release(ticket, refund: false)
+            counters.recordRefusal("proof_required")
+            throw error
+        } catch {
+            limits.refusedProofs.release(ticket, refund: true)
+            throw error
+        }
     }
 
     /// Apple's signed transactions for the unpriced App Store transactions among `transactions` (a
-    /// classic receipt's entries, one customer's), by transaction id: recorded with Apple's price,
-    /// currency and storefront. One call asks for them all: Get Transaction Info for one, the customer's
-    /// transaction history for several, verified by the same prover.
+    /// classic receipt's entries, one customer's, posted by `uid`), by transaction id: recorded with
+    /// Apple's price, currency and storefront. One call asks for them all: Get Transaction Info for one,
+    /// the customer's transaction history for several, verified by the same prover.
     ///
-    /// Inside a request the call gets at most ``priceBudget``, cut to the request's time left less
-    /// ``ledgerReserve`` (``RequestBudget``), and Apple's `Retry-After` past that is not waited for.
-    /// When the API is not configured, does not answer in time, or does not list the same purchase,
-    /// the transaction is missing from the answer and is recorded unpriced: a sync prices it later.
-    package func priced(_ transactions: [VerifiedTransaction]) async -> [String: VerifiedTransaction] {
+    /// Apple is asked only about what the ledger does not hold priced already (a duplicate is answered
+    /// from the ledger), only once for requests that ask at the same time (``PriceLookups``), and within
+    /// `uid`'s price-lookup allowance (`UserLimits.priceLookups`). Inside a request the call gets at most
+    /// ``priceBudget``, cut to the request's time left less ``ledgerReserve`` (``RequestBudget``), and
+    /// Apple's `Retry-After` past that is not waited for. When the API is not configured, is not asked,
+    /// does not answer in time, or does not list the same purchase, the transaction is missing from the
+    /// answer and is recorded unpriced: a sync prices it later.
+    package func priced(_ transactions: [VerifiedTransaction], for uid: String) async -> [String: VerifiedTransaction] {
         let unpriced = transactions.filter { $0.store == .appStore && $0.priceMilli == nil }
         guard let appStore, let first = unpriced.first else { return [:] }
+        let held: Set<String>
+        do {
+            held = try await ledger.pricedTransactions(unpriced.map(\.transactionId), in: first.environment)
+        } catch {
+            // The ledger will not record them either; Apple's quota is not spent on that.
+            logger.warning("could not read which entries are priced; not asking Apple", metadata: ["error": "\(error)"])
+            return [:]
+        }
+        let unknown = unpriced.filter { !held.contains($0.transactionId) }
+        guard !unknown.isEmpty else { return [:] }
+        return await lookups.prices(of: unknown) { missing in await askApple(missing, appStore: appStore, for: uid) }
+    }
+
+    /// One call to Apple for `unpriced` (same customer, same environment), within `uid`'s allowance and
+    /// the request's budget; the transactions it prices, by id.
+    private func askApple(
+        _ unpriced: [VerifiedTransaction], appStore: AppStoreServerAPIClient, for uid: String
+    ) async -> [String: VerifiedTransaction] {
+        guard let first = unpriced.first else { return [:] }
         let ids = unpriced.map(\.transactionId).joined(separator: ",")
         guard let deadline = RequestBudget.deadline(budget: priceBudget, reserve: ledgerReserve) else {
             logger.warning(
                 "no time left in this request to ask Apple for a price; recording unpriced",
                 metadata: ["transactions": "\(ids)"])
+            return [:]
+        }
+        if limits.priceLookups.take(uid) != nil {
+            counters.recordRateLimited("price_lookups")
+            logger.notice(
+                "this user asked Apple for prices too often; recording unpriced",
+                metadata: ["uid": "\(uid)", "transactions": "\(ids)"])
             return [:]
         }
         let answer: VerifiedTransactions
@@ -255,5 +315,16 @@ package struct PurchaseDesk: Sendable {
             counters.recordRefusal(error.code.rawValue)
             throw error
         }
+    }
+}
+
+/// A restore named a history by a bare transaction id, and the caller owns none of its purchases: 403
+/// `proof_required`, nothing written.
+package struct OwnershipNotProven: Error, Sendable, CustomStringConvertible {
+    package init() {}
+
+    package var description: String {
+        "restoring by transaction id needs a purchase of that history on this account; send signedTransaction "
+            + "or receipt from the device instead"
     }
 }

@@ -65,7 +65,7 @@ func shopApplication(
     let appStore = try appStoreClient(configuration, prover: purchaseProver, logger: logger, metrics: metrics)
     let limits = UserLimits(
         restores: configuration.restoreLimit, refusedProofs: configuration.refusedProofLimit,
-        purchases: configuration.purchaseLimit)
+        purchases: configuration.purchaseLimit, priceLookups: configuration.priceLookupLimit)
     let desk = PurchaseDesk(
         prover: purchaseProver, ledger: ledger, counters: metrics, appStore: appStore,
         priceBudget: configuration.appStorePriceBudget, ledgerReserve: configuration.appStoreLedgerReserve,

@@ -61,6 +61,12 @@ public struct ServerConfiguration: Sendable {
     public var refusedProofLimit: RateLimit
     /// Purchase requests per user, accepted or not; off by default.
     public var purchaseLimit: RateLimit
+    /// Calls to Apple made inside one user's purchase requests (pricing classic receipts' new entries);
+    /// past it, entries are recorded unpriced and a sync prices them.
+    public var priceLookupLimit: RateLimit
+    /// Refused notifications per client address (each costs a verification); past it, that address's
+    /// notifications are answered 429 before they are read.
+    public var refusedNotificationLimit: RateLimit
     /// The proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`); none by default, and then
     /// the client is always the TCP peer.
     public var trustedProxies: TrustedProxies
@@ -72,6 +78,12 @@ public struct ServerConfiguration: Sendable {
     public static let defaultMaxConnections = 4096
     public static let defaultRestoreLimit = RateLimit(count: 10, seconds: 3600)
     public static let defaultRefusedProofLimit = RateLimit(count: 30, seconds: 600)
+    public static let defaultPriceLookupLimit = RateLimit(count: 20, seconds: 600)
+    /// The most App Store notifications read or verified at once, from every sender together: eight
+    /// per verification thread (a notification is verified in about a millisecond, so that is a few
+    /// milliseconds of queue; Apple sends them one at a time per event).
+    public static func notificationsInFlight(threads: Int) -> Int { 8 * max(1, threads) }
+    public static let defaultRefusedNotificationLimit = RateLimit(count: 30, seconds: 60)
     /// The most bytes of request headers, one field or all: a Firebase ID token is about 1 KiB, at most
     /// 8 KiB with custom claims. A half-open connection holds at most this much.
     public static let maxHeaderBytes = 16 * 1024
@@ -102,6 +114,8 @@ public struct ServerConfiguration: Sendable {
         restoreLimit: RateLimit = ServerConfiguration.defaultRestoreLimit,
         refusedProofLimit: RateLimit = ServerConfiguration.defaultRefusedProofLimit,
         purchaseLimit: RateLimit = .off,
+        priceLookupLimit: RateLimit = ServerConfiguration.defaultPriceLookupLimit,
+        refusedNotificationLimit: RateLimit = ServerConfiguration.defaultRefusedNotificationLimit,
         trustedProxies: TrustedProxies = .none,
         webhooks: WebhookDeliverySettings? = .standard
     ) {
@@ -127,6 +141,8 @@ public struct ServerConfiguration: Sendable {
         self.restoreLimit = restoreLimit
         self.refusedProofLimit = refusedProofLimit
         self.purchaseLimit = purchaseLimit
+        self.priceLookupLimit = priceLookupLimit
+        self.refusedNotificationLimit = refusedNotificationLimit
         self.trustedProxies = trustedProxies
         self.webhooks = webhooks
     }

@@ -180,6 +180,20 @@ struct ServerOptions: ParsableArguments {
     var purchaseLimit: String?
 
     @Option(
+        name: .customLong("price-lookup-limit"),
+        help:
+            "Calls to Apple's API made inside one user's purchase requests (pricing classic receipts' new entries), COUNT/SECONDS, or off; past it entries are recorded unpriced and a sync prices them. Default: $SHOPLEDGER_PRICE_LOOKUP_LIMIT or 20/600"
+    )
+    var priceLookupLimit: String?
+
+    @Option(
+        name: .customLong("refused-notification-limit"),
+        help:
+            "Refused App Store notifications per client address, COUNT/SECONDS, or off; past it that address's notifications are answered 429 before they are read. Default: $SHOPLEDGER_REFUSED_NOTIFICATION_LIMIT or 30/60"
+    )
+    var refusedNotificationLimit: String?
+
+    @Option(
         name: .customLong("trusted-proxy"),
         help:
             "Address or CIDR of a proxy in front (repeatable; commas allowed): from it, X-Forwarded-For names the client (the right-most address that is not a trusted proxy). Default: $SHOPLEDGER_TRUSTED_PROXY (comma-separated), else none"
@@ -255,6 +269,12 @@ struct ServerOptions: ParsableArguments {
                 default: ServerConfiguration.defaultRefusedProofLimit, name: "--refused-proof-limit"),
             purchaseLimit: try Self.rateLimit(
                 purchaseLimit, "SHOPLEDGER_PURCHASE_LIMIT", default: .off, name: "--purchase-limit"),
+            priceLookupLimit: try Self.rateLimit(
+                priceLookupLimit, "SHOPLEDGER_PRICE_LOOKUP_LIMIT",
+                default: ServerConfiguration.defaultPriceLookupLimit, name: "--price-lookup-limit"),
+            refusedNotificationLimit: try Self.rateLimit(
+                refusedNotificationLimit, "SHOPLEDGER_REFUSED_NOTIFICATION_LIMIT",
+                default: ServerConfiguration.defaultRefusedNotificationLimit, name: "--refused-notification-limit"),
             trustedProxies: try trustedProxies(),
             webhooks: try webhooks.settings())
         do {

@@ -111,10 +111,12 @@ struct ClassicPricingTests {
             let again = try await Self.post(client, receipt: receipt, product: face3)
             #expect(again.status == .ok && again.json["duplicate"] as? Bool == true, "\(again.body)")
 
-            // Apple failing now: the offline, unpriced entry says nothing against the priced record.
+            // Apple failing now: a duplicate of a priced purchase is answered from the ledger, Apple not asked.
             fake.script(.status(500, errorCode: nil), .status(500, errorCode: nil), .status(500, errorCode: nil))
             let offline = try await Self.post(client, receipt: receipt, product: face3)
             #expect(offline.status == .ok && offline.json["duplicate"] as? Bool == true, "\(offline.body)")
+            #expect(fake.requests.map(\.path) == ["/inApps/v1/transactions/c-200"], "no call for a priced duplicate")
+            fake.clearFaults()
 
             // Apple failing at the first post: recorded unpriced. A later post while Apple answers is a
             // duplicate that books Apple's price as a new entry; the purchase row keeps no price.
@@ -149,6 +151,55 @@ struct ClassicPricingTests {
             }
             #expect(prices == ["c-600": 3_300_000, "c-601": 2_500_000], "\(answer.body)")
             #expect(fake.requests.map(\.path) == ["/inApps/v2/history/c-600"])
+        }
+    }
+
+    @Test("Duplicates of a whole classic receipt, one after another and several at once, ask Apple once")
+    func duplicatesAskAppleOnce() async throws {
+        let (fake, receipt) = Self.twoFaces("c-700", "c-701")
+        try await withShop(fake) { client, _, _ in
+            for _ in 0..<10 {
+                let answer = try await client.api(.post, "/api/v1/purchases", uid: "alice", json: ["receipt": receipt])
+                #expect(answer.status == .ok, "\(answer.body)")
+            }
+            for product in [APITest.product(3), APITest.product(4)] {
+                #expect(try await Self.post(client, receipt: receipt, product: product).status == .ok)
+            }
+            // As many at once as one user may have proofs in flight, five times over.
+            for _ in 0..<5 {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<UserLimits.proofsInFlight {
+                        group.addTask {
+                            let answer = try await client.api(
+                                .post, "/api/v1/purchases", uid: "alice", json: ["receipt": receipt])
+                            #expect(answer.status == .ok, "\(answer.body)")
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            #expect(fake.requests.map(\.path) == ["/inApps/v2/history/c-700"], "the entries are the ledger's now")
+        }
+    }
+
+    @Test("A receipt nobody has recorded, posted at once as often as a user may: one call to Apple, every post priced")
+    func concurrentFirstPostsShareOneCall() async throws {
+        let (fake, receipt) = Self.twoFaces("c-800", "c-801")
+        try await withShop(fake) { client, _, _ in
+            let prices = try await withThrowingTaskGroup(of: [Int?].self) { group in
+                for _ in 0..<UserLimits.proofsInFlight {
+                    group.addTask {
+                        let answer = try await client.api(
+                            .post, "/api/v1/purchases", uid: "alice", json: ["receipt": receipt])
+                        return (answer.json["entries"] as? [[String: Any]] ?? []).map {
+                            (($0["purchase"] as? [String: Any])?["price"] as? [String: Any])?["amountMilli"] as? Int
+                        }
+                    }
+                }
+                return try await group.reduce(into: [[Int?]]()) { $0.append($1) }
+            }
+            #expect(prices.allSatisfy { $0 == [3_300_000, 2_500_000] }, "\(prices)")
+            #expect(fake.requests.map(\.path) == ["/inApps/v2/history/c-800"])
         }
     }
 

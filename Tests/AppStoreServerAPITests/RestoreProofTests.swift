@@ -10,8 +10,8 @@ import TestSupport
 import Testing
 
 /// Restore hands over a customer's history only to whoever proves it is theirs: a signed transaction or
-/// a classic receipt from the device, or a caller who already owns part of that history or carries its
-/// appAccountToken. Through a real server, against the fake Apple, on a real PostgreSQL.
+/// a classic receipt from the device, or a caller who already owns part of that history (in its
+/// environment). An appAccountToken is chosen by the app, so it proves nothing. Through a real server, against the fake Apple, on a real PostgreSQL.
 @Suite("AppStoreServerAPI uses: restore needs proof of ownership")
 struct RestoreProofTests {
     typealias Transaction = FakeAppStore.Transaction
@@ -99,8 +99,8 @@ struct RestoreProofTests {
         }
     }
 
-    @Test("A bare transaction id: accepted from who owns part of the history or carries its appAccountToken")
-    func bareIdWhenOwnedOrSameToken() async throws {
+    @Test("A bare transaction id: accepted from who owns part of that history, in its environment; a token is no proof")
+    func bareIdOnlyWhenOwned() async throws {
         let fake = Self.shop()
         // carol-apple: another Apple ID of alice's, bought through the app with alice's appAccountToken.
         fake.add(
@@ -114,10 +114,14 @@ struct RestoreProofTests {
             #expect(try await Self.accountToken(db, "alice") == UUID(uuidString: Self.aliceToken))
             let rest = try await Self.restore(client, uid: "alice", ["transactionId": "1003"])
             #expect(rest.outcomes == ["1001": "duplicate", "1002": "recorded", "1003": "recorded"], "\(rest.body)")
-            // carol-apple's history carries alice's token.
+            // carol-apple's history carries alice's token, which the app chose: that proves nothing. From
+            // the device (a signed transaction of carol-apple's) it is hers.
             let byToken = try await Self.restore(client, uid: "alice", ["transactionId": "3001"])
-            #expect(byToken.outcomes == ["3001": "recorded"], "\(byToken.body)")
-            // bob owns nothing of alice-apple's history and has another token (none): refused.
+            #expect(byToken.status == .forbidden && byToken.errorCode == "proof_required", "\(byToken.body)")
+            let proven = try await Self.restore(
+                client, uid: "alice", ["signedTransaction": fake.signedTransaction("3001")])
+            #expect(proven.outcomes == ["3001": "recorded"], "\(proven.body)")
+            // bob owns nothing of alice-apple's history: refused.
             #expect(
                 try await Self.restore(client, uid: "bob", ["signedTransaction": fake.signedTransaction("2001")])
                     .status == .ok)
@@ -125,6 +129,32 @@ struct RestoreProofTests {
             #expect(foreign.status == .forbidden && foreign.errorCode == "proof_required", "\(foreign.body)")
             #expect(try await Self.purchases(db)["2001"] == "bob")
             #expect(try await Self.purchases(db).filter { $0.value == "bob" }.count == 1)
+        }
+    }
+
+    @Test(
+        "A free Sandbox purchase carrying the victim's appAccountToken does not let a bare id restore the victim's production purchase"
+    )
+    func sharedTokenIsNoProof() async throws {
+        let fake = Self.shop()
+        // The attacker's own free Sandbox purchase, made with alice's token (a StoreKit purchase option the
+        // app, or the attacker, chooses).
+        fake.add(
+            Transaction(
+                id: "9001", productId: APITest.product(1), customer: "mallory-sandbox", environment: .sandbox,
+                appAccountToken: Self.aliceToken))
+        try await RestoreAndSyncTests().withShop(fake) { client, db, _ in
+            let sandbox = try await client.api(
+                .post, "/api/v1/purchases", uid: "bob", json: ["signedTransaction": fake.signedTransaction("9001")])
+            #expect(sandbox.status == .ok, "\(sandbox.body)")
+            #expect(try await Self.accountToken(db, "bob") == UUID(uuidString: Self.aliceToken))
+            let theft = try await Self.restore(client, uid: "bob", ["transactionId": "1001"])
+            #expect(theft.status == .forbidden && theft.errorCode == "proof_required", "\(theft.body)")
+            #expect(try await Self.purchases(db) == ["9001": "bob"], "nothing of alice-apple's history recorded")
+            // The victim posts her own purchase later: hers.
+            let victim = try await client.api(
+                .post, "/api/v1/purchases", uid: "alice", json: ["signedTransaction": fake.signedTransaction("1001")])
+            #expect(victim.status == .ok, "\(victim.body)")
         }
     }
 

@@ -17,13 +17,52 @@ struct UserLimitTests {
         let limiter = UserRateLimiter(RateLimit(count: 3, seconds: 60), now: { clock.now })
         for _ in 0..<3 { #expect(limiter.take("a") == nil) }
         #expect(limiter.take("a") == .seconds(20))
-        #expect(limiter.check("b") == nil)
+        #expect(limiter.take("b") == nil)
         clock.advance(.seconds(5))
-        #expect(limiter.check("a") == .seconds(15))
+        #expect(limiter.take("a") == .seconds(15))
         clock.advance(.seconds(15))
         #expect(limiter.take("a") == nil)
         #expect(limiter.take("a") != nil)
         #expect(UserRateLimiter(.off).take("a") == nil)
+    }
+
+    @Test("a reservation takes the token on admission; refunded, it is back; kept, it is spent")
+    func reservations() throws {
+        let clock = ManualClock()
+        let limiter = UserRateLimiter(RateLimit(count: 2, seconds: 60), now: { clock.now })
+        let first = try limiter.admit("a").get()
+        let second = try limiter.admit("a").get()
+        // Both tokens are out while their uses run: a third is refused before anything is done.
+        #expect(throws: UserRateLimiter.Refusal.self) { try limiter.admit("a").get() }
+        limiter.release(first, refund: true)
+        let third = try limiter.admit("a").get()
+        limiter.release(second, refund: false)
+        limiter.release(third, refund: false)
+        let refused = try #require(throws: UserRateLimiter.Refusal.self) { try limiter.admit("a").get() }
+        #expect(refused.retryAfter == .seconds(30) && refused.reason == .noTokens)
+    }
+
+    @Test("uses in flight per key are capped, whatever tokens are left")
+    func inFlight() throws {
+        let limiter = UserRateLimiter(RateLimit(count: 30, seconds: 600), maximumInFlight: 2)
+        let one = try limiter.admit("a").get()
+        let two = try limiter.admit("a").get()
+        let refused = try #require(throws: UserRateLimiter.Refusal.self) { try limiter.admit("a").get() }
+        #expect(refused.reason == .tooManyInFlight && refused.retryAfter == .seconds(1))
+        _ = try limiter.admit("b").get()
+        limiter.release(one, refund: true)
+        _ = try limiter.admit("a").get()
+        limiter.release(two, refund: true)
+    }
+
+    @Test("1,500 admissions at once from one key: exactly COUNT admitted")
+    func parallelAdmissions() async {
+        let limiter = UserRateLimiter(RateLimit(count: 30, seconds: 600))
+        let admitted = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<1500 { group.addTask { (try? limiter.admit("a").get()) != nil } }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(admitted == 30)
     }
 
     @Test("the table of buckets stays bounded: refilled buckets are forgotten")
@@ -35,6 +74,22 @@ struct UserLimitTests {
             clock.advance(.milliseconds(10))
         }
         #expect(limiter.trackedUsers < 2100)
+    }
+
+    @Test("past its bound the table forgets the fullest buckets, never every bucket: a spent user stays spent")
+    func boundedWithoutReset() {
+        let clock = ManualClock()
+        let limiter = UserRateLimiter(RateLimit(count: 2, seconds: 3600), maximumUsers: 1000, now: { clock.now })
+        // The victim of the reset: spent entirely.
+        limiter.take("spent")
+        limiter.take("spent")
+        // An attacker's many accounts, each with a partly spent bucket.
+        for user in 0..<5000 {
+            limiter.take("many-\(user)")
+            clock.advance(.milliseconds(1))
+        }
+        #expect(limiter.trackedUsers <= 1000)
+        #expect(limiter.take("spent") != nil, "the spent user's bucket is still empty")
     }
 
     @Test("COUNT/SECONDS and off parse; anything else does not")
@@ -77,6 +132,36 @@ struct UserLimitTests {
         }
     }
 
+    @Test("1,500 bad proofs at once from one account: at most the limit's tokens are verified, the rest answered 429")
+    func parallelRefusedProofs() async throws {
+        let prover = GatedRefusingProver()
+        let total = 1500
+        try await withShopServer(
+            configure: { $0.refusedProofLimit = RateLimit(count: 30, seconds: 600) }, prover: prover
+        ) { client, _ in
+            try await client.signUp("bad")
+            let answered = Counter()
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<total {
+                    group.addTask {
+                        let answer = try await client.api(
+                            .post, "/api/v1/purchases", uid: "bad", json: ["signedTransaction": "refuse.me.please"])
+                        answered.add()
+                        return answer.status
+                    }
+                }
+                // Every request is either answered or held by the prover: only then do refusals come back,
+                // as when proofs take longer than requests take to arrive.
+                while answered.value + prover.waiting < total { try await Task.sleep(for: .milliseconds(5)) }
+                prover.open()
+                return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+            }
+            #expect(prover.calls <= 30, "verified \(prover.calls) of \(total)")
+            #expect(statuses.count(where: { $0 == .tooManyRequests }) == total - prover.calls)
+            #expect(statuses.count(where: { $0 == .unprocessableContent }) == prover.calls)
+        }
+    }
+
     @Test("accepted purchases and their duplicates are not limited by default")
     func acceptedUnlimited() async throws {
         try await withShopServer { client, _ in
@@ -89,6 +174,46 @@ struct UserLimitTests {
                 #expect(answer.status == .ok)
             }
         }
+    }
+}
+
+/// A count several tasks add to.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func add() { count.withLock { $0 += 1 } }
+}
+
+/// A prover that refuses everything, each refusal held until the test opens it.
+final class GatedRefusingProver: PurchaseOnlyProver {
+    private struct State {
+        var calls = 0
+        var open = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+    var calls: Int { state.withLock { $0.calls } }
+    var waiting: Int { state.withLock { $0.waiters.count } }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func prove(receipt: String, productId: String?) async throws(ReceiptRefusal) -> VerifiedTransaction {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state in
+                state.calls += 1
+                if !state.open { state.waiters.append(continuation) }
+                return state.open
+            }
+            if resumeNow { continuation.resume() }
+        }
+        throw ReceiptRefusal(.invalidSignature, "refused")
     }
 }
 

@@ -17,6 +17,32 @@ public enum PriceLookupBackoff {
 }
 
 extension LedgerStore {
+    /// Which of the App Store transactions `transactionIds` of `environment` the ledger holds with a
+    /// price, its own or one learned later: those a purchase request need not ask Apple to price.
+    ///
+    /// - Throws: `LedgerError.invalidInput` for an id that is not one, or `PostgresError`.
+    public func pricedTransactions(
+        _ transactionIds: [String], in environment: StoreEnvironment
+    ) async throws
+        -> Set<String>
+    {
+        for id in transactionIds { try Validation.identifier(id, what: "transactionId") }
+        guard !transactionIds.isEmpty else { return [] }
+        let rows = try await client.query(
+            """
+            SELECT p.transaction_id::text
+            FROM purchases p
+            WHERE p.store = \(VerifiedTransaction.Store.appStore.rawValue)::text
+              AND p.environment = \(environment.rawValue)::text
+              AND p.transaction_id = ANY(\(TextArray(transactionIds))::text[])
+              AND (p.price_milli IS NOT NULL
+                   OR EXISTS (SELECT 1 FROM purchase_prices l
+                              WHERE l.transaction_id = p.transaction_id AND l.store = p.store
+                                AND l.environment = p.environment))
+            """)
+        return Set(try rows.map { try $0.decode(String.self, at: 0) })
+    }
+
     /// App Store purchases bought (not family-shared) and recorded without a price that none has been
     /// learned for yet, at most `limit`: what a sync asks Apple to price. Purchases never asked come
     /// first, then the least asked, oldest recorded first among equals, so purchases Apple does not

@@ -4,23 +4,25 @@ import Receipts
 
 /// What a user already has that ties them to a customer's App Store history: the only grounds on
 /// which a restore that names a bare transaction id (no proof from the device) is let through.
+///
+/// Only a verified purchase the user owns counts. An appAccountToken does not: the app chooses it (a
+/// StoreKit purchase option), two users may carry the same one, and it travels in the clear inside
+/// every transaction. A user who made one free Sandbox purchase with another user's token was given
+/// that user's production history by it.
 public struct RestoreStanding: Sendable, Hashable {
-    /// The user owns (has recorded) one of the transactions asked about.
+    /// The user owns (has recorded) one of the transactions asked about, in their environment.
     public var ownsOneOfThem: Bool
     /// The user has at least one App Store purchase recorded, in any environment.
     public var ownsAnyAppStorePurchase: Bool
-    /// The user's appAccountToken (set by their first in-app purchase carrying one), if any.
-    public var accountToken: UUID?
 
-    public init(ownsOneOfThem: Bool, ownsAnyAppStorePurchase: Bool, accountToken: UUID?) {
+    public init(ownsOneOfThem: Bool, ownsAnyAppStorePurchase: Bool) {
         self.ownsOneOfThem = ownsOneOfThem
         self.ownsAnyAppStorePurchase = ownsAnyAppStorePurchase
-        self.accountToken = accountToken
     }
 
-    /// Whether anything of the user's could ever match a history: without a purchase or a token, no
-    /// history can be theirs by these rules, and Apple need not be asked.
-    public var couldOwnAHistory: Bool { ownsAnyAppStorePurchase || accountToken != nil }
+    /// Whether any history could be the user's: without an App Store purchase none can, and Apple need
+    /// not be asked.
+    public var couldOwnAHistory: Bool { ownsAnyAppStorePurchase }
 }
 
 extension LedgerStore {
@@ -36,8 +38,7 @@ extension LedgerStore {
         let appStore = VerifiedTransaction.Store.appStore.rawValue
         let rows = try await client.query(
             """
-            SELECT u.app_account_token,
-                   EXISTS (SELECT 1 FROM purchases p
+            SELECT EXISTS (SELECT 1 FROM purchases p
                            WHERE p.uid = u.uid AND p.store = \(appStore)::text
                              AND p.environment = \(environment.rawValue)::text
                              AND p.transaction_id = ANY(\(TextArray(transactionIds))::text[])) AS owns_one,
@@ -45,7 +46,7 @@ extension LedgerStore {
             FROM users u WHERE u.uid = \(uid)::text
             """)
         guard let row = rows.first else { throw LedgerError.userNotRegistered(uid) }
-        let (token, ownsOne, ownsAny) = try row.decode((UUID?, Bool, Bool).self)
-        return RestoreStanding(ownsOneOfThem: ownsOne, ownsAnyAppStorePurchase: ownsAny, accountToken: token)
+        let (ownsOne, ownsAny) = try row.decode((Bool, Bool).self)
+        return RestoreStanding(ownsOneOfThem: ownsOne, ownsAnyAppStorePurchase: ownsAny)
     }
 }

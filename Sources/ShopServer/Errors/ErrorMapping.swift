@@ -52,6 +52,11 @@ enum ErrorMapping {
             case .invalidInput:
                 return APIError(.unprocessableContent, code: error.code.rawValue, message: error.message)
             }
+        case let error as VerificationBusy:
+            return APIError(
+                .serviceUnavailable, code: "server_busy", message: error.description, headers: [.retryAfter: "1"])
+        case let error as OwnershipNotProven:
+            return APIError(.forbidden, code: "proof_required", message: error.description)
         case let error as RateLimitedError:
             return APIError(
                 .tooManyRequests, code: "rate_limited", message: error.description,

@@ -213,8 +213,8 @@ package enum APIBodies {
         let signedTransaction: String?
         /// A classic app receipt (base64), from the device.
         let receipt: String?
-        /// A bare transaction id: taken only from a caller who owns part of its history already or
-        /// carries its appAccountToken.
+        /// A bare transaction id: taken only from a caller who owns part of its history already, in its
+        /// environment.
         let transactionId: String?
 
         enum Proof {

@@ -13,9 +13,10 @@ import Shop
 /// - `{"receipt": "<base64>"}`: a classic app receipt from the device, verified offline; the history is
 ///   that of its entries' customer;
 /// - `{"transactionId": "…"}`: a bare id, which anyone may have read off an e-mailed receipt. Taken only
-///   from a caller who already owns a purchase in that history, or whose appAccountToken the history
-///   carries; otherwise 403 `proof_required` and nothing written (a caller with neither a purchase nor a
-///   token is refused without asking Apple). A refusal spends the refused-proof allowance.
+///   from a caller who already owns a verified purchase in that history, in the history's environment;
+///   otherwise 403 `proof_required` and nothing written (a caller with no App Store purchase at all is
+///   refused without asking Apple). An appAccountToken is no proof (``RestoreStanding``). A refusal
+///   spends the refused-proof allowance.
 ///
 /// Every entry of the history is verified like a client-sent transaction and recorded for the caller
 /// with the usual idempotency, never setting the caller's appAccountToken. A purchase stays with whoever
@@ -53,18 +54,30 @@ struct RestoreRoutes {
     func restore(_ request: Request, uid: String, logger: Logger) async throws -> APIBodies.RestoreResult {
         guard let api else { throw AppStoreAPINotConfigured() }
         let proof = try await body.json(APIBodies.RestoreRequest.self, of: request).proof()
-        try desk.admitProof(uid)
-        let anchor = try await anchor(of: proof, for: uid)
-        if let wait = limit.take(uid) {
-            desk.counters.recordRateLimited("restore")
-            throw RateLimitedError(limit: "restore", retryAfter: wait)
+        let anchor: Anchor
+        let history: VerifiedTransactions
+        switch proof {
+        case .signedTransaction(let jws):
+            let transaction = try await desk.proven(.signedTransaction(jws), for: uid)
+            anchor = Anchor(
+                transactionId: transaction.transactionId, environment: transaction.environment, proven: true)
+            history = try await self.history(of: anchor, from: api, for: uid)
+        case .receipt(let receipt):
+            anchor = try await receiptAnchor(receipt, for: uid)
+            history = try await self.history(of: anchor, from: api, for: uid)
+        case .transactionId(let id):
+            // A claim, not a proof: admitted against the refused-proof allowance like one, and spent
+            // from it when the history turns out not to be the caller's.
+            anchor = Anchor(transactionId: id, environment: nil, proven: false)
+            history = try await desk.claimingOwnership(by: uid) {
+                let standing = try await desk.ledger.restoreStanding(
+                    of: uid, environment: .production, transactionIds: [])
+                guard standing.couldOwnAHistory else { throw OwnershipNotProven() }
+                let history = try await self.history(of: anchor, from: api, for: uid)
+                try await requireOwnership(of: history, by: uid)
+                return history
+            }
         }
-        guard let deadline = RequestBudget.deadline(budget: budget, reserve: ledgerReserve) else {
-            throw AppStoreServerAPIError(.timeout, "no time left in this request to ask Apple")
-        }
-        let history = try await api.within(deadline).transactionHistory(
-            anchor.transactionId, in: anchor.environment)
-        if !anchor.proven { try await requireOwnership(of: history, by: uid) }
 
         // The transaction named first: if it is another user's, nothing of the history is recorded.
         let named = anchor.transactionId
@@ -103,55 +116,43 @@ struct RestoreRoutes {
         return .init(environment: history.environment.rawValue, results: results, skipped: history.skipped.count)
     }
 
-    /// The transaction whose history to ask for. A proof is verified here (no call to Apple); a bare id
-    /// from a caller with neither an App Store purchase nor an appAccountToken is refused here, since no
-    /// history could be theirs.
-    private func anchor(of proof: APIBodies.RestoreRequest.Proof, for uid: String) async throws -> Anchor {
-        switch proof {
-        case .signedTransaction(let jws):
-            let transaction = try await desk.proven(.signedTransaction(jws), for: uid)
-            return Anchor(transactionId: transaction.transactionId, environment: transaction.environment, proven: true)
-        case .receipt(let receipt):
-            let entries = try await desk.provenEntries(receipt: receipt, for: uid).map(\.transaction)
-            guard let entry = entries.first else {
-                throw InputError(
-                    "nothing_to_restore", "the receipt lists no in-app purchase", status: .unprocessableContent)
-            }
-            guard entry.store == .appStore else {
-                throw InputError(
-                    "not_an_app_store_receipt", "only an App Store receipt names a history Apple keeps",
-                    status: .unprocessableContent)
-            }
-            return Anchor(transactionId: entry.transactionId, environment: entry.environment, proven: true)
-        case .transactionId(let id):
-            let standing = try await desk.ledger.restoreStanding(
-                of: uid, environment: .production, transactionIds: [])
-            guard standing.couldOwnAHistory else { throw proofRequired(uid) }
-            return Anchor(transactionId: id, environment: nil, proven: false)
+    /// The customer's history `anchor` names, asked within the caller's restore allowance and the
+    /// request's budget.
+    private func history(
+        of anchor: Anchor, from api: AppStoreServerAPIClient, for uid: String
+    ) async throws -> VerifiedTransactions {
+        if let wait = limit.take(uid) {
+            desk.counters.recordRateLimited("restore")
+            throw RateLimitedError(limit: "restore", retryAfter: wait)
         }
+        guard let deadline = RequestBudget.deadline(budget: budget, reserve: ledgerReserve) else {
+            throw AppStoreServerAPIError(.timeout, "no time left in this request to ask Apple")
+        }
+        return try await api.within(deadline).transactionHistory(anchor.transactionId, in: anchor.environment)
     }
 
-    /// A bare id's history is the caller's when they own one of its purchases already, or it carries
-    /// their appAccountToken; otherwise 403, nothing written.
+    /// The transaction whose history a classic receipt from the device names: its first entry, the
+    /// receipt verified here (no call to Apple).
+    private func receiptAnchor(_ receipt: String, for uid: String) async throws -> Anchor {
+        let entries = try await desk.provenEntries(receipt: receipt, for: uid).map(\.transaction)
+        guard let entry = entries.first else {
+            throw InputError(
+                "nothing_to_restore", "the receipt lists no in-app purchase", status: .unprocessableContent)
+        }
+        guard entry.store == .appStore else {
+            throw InputError(
+                "not_an_app_store_receipt", "only an App Store receipt names a history Apple keeps",
+                status: .unprocessableContent)
+        }
+        return Anchor(transactionId: entry.transactionId, environment: entry.environment, proven: true)
+    }
+
+    /// A bare id's history is the caller's when they own one of its purchases already, in its
+    /// environment; otherwise 403, nothing written.
     private func requireOwnership(of history: VerifiedTransactions, by uid: String) async throws {
         let standing = try await desk.ledger.restoreStanding(
             of: uid, environment: history.environment, transactionIds: history.transactions.map(\.transactionId))
-        if standing.ownsOneOfThem { return }
-        if let token = standing.accountToken, history.transactions.contains(where: { $0.appAccountToken == token }) {
-            return
-        }
-        throw proofRequired(uid)
-    }
-
-    /// The 403 for a claim of a history that is not `uid`'s; the claim is spent from `uid`'s
-    /// refused-proof allowance here, like a refused proof.
-    private func proofRequired(_ uid: String) -> APIError {
-        desk.spendRefusedProof(uid)
-        return APIError(
-            .forbidden, code: "proof_required",
-            message:
-                "restoring by transaction id needs a purchase of that history on this account; send signedTransaction "
-                + "or receipt from the device instead")
+        guard standing.ownsOneOfThem else { throw OwnershipNotProven() }
     }
 }
 
