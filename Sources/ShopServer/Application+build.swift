@@ -52,7 +52,8 @@ func shopApplication(
     }
     let purchaseProver: any PurchaseProver
     do {
-        // Every proof, from either surface, a notification or Apple's API, is verified on threads of its own.
+        // Every proof, from either surface, a notification or Apple's API, is verified on threads of its own,
+        // purchases before notifications.
         purchaseProver = BoundedProver(
             inner: try prover ?? ReceiptVerifier(configuration: configuration.receipts),
             executor: VerificationExecutor(maximumThreads: configuration.verificationThreads))
@@ -95,7 +96,12 @@ func shopApplication(
     // JSON surface: public routes, then a user group (`Authorization: Bearer`), then the admin group.
     let api = router.group("api/v1")
     CatalogRoutes(catalog: CatalogStore(client: client)).register(on: api)
-    NotificationRoutes(prover: purchaseProver, ledger: ledger, metrics: metrics, body: body).register(on: api)
+    NotificationRoutes(
+        prover: purchaseProver, ledger: ledger, metrics: metrics, body: body,
+        admission: NotificationAdmission(
+            refusals: configuration.refusedNotificationLimit,
+            maximumInFlight: ServerConfiguration.notificationsInFlight(threads: configuration.verificationThreads))
+    ).register(on: api)
     let apiUsers = api.group().add(middleware: UserAuthentication(authenticator: authenticator, header: .bearer))
     MeRoutes(ledger: ledger, body: body).register(on: apiUsers)
     PurchaseRoutes(desk: desk, body: body).register(on: apiUsers)

@@ -5,6 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import Shop
 @testable import ShopServer
 
 /// Proofs are verified on threads of their own, at most `verificationThreads` at once, and a request is
@@ -87,11 +88,12 @@ struct BoundedVerificationTests {
     @Test("the executor runs no more jobs at once than its threads, and its threads end when idle")
     func executorBounds() async throws {
         let executor = VerificationExecutor(maximumThreads: 2, idleTimeout: 0.2)
+        let lane = executor.lane(.purchases)
         let concurrent = Concurrency()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    await withTaskExecutorPreference(executor) {
+                    await withTaskExecutorPreference(lane) {
                         concurrent.enter()
                         usleep(20_000)  // blocking: holds its thread
                         concurrent.leave()
@@ -106,6 +108,138 @@ struct BoundedVerificationTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(executor.threadCount == 0)
+    }
+}
+
+extension BoundedVerificationTests {
+    @Test("a purchase's verification runs before the notifications queued ahead of it")
+    func purchasesFirst() async throws {
+        let executor = VerificationExecutor(maximumThreads: 1)
+        let inner = OrderingProver()
+        defer { inner.release() }
+        let prover = BoundedProver(inner: inner, executor: executor)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try? await prover.verifyNotification("n0") }
+            try await inner.waitUntilRunning(1)
+            for index in 1...8 { group.addTask { _ = try? await prover.verifyNotification("n\(index)") } }
+            try await Self.waitUntil { executor.queuedJobs == 8 }
+            group.addTask { _ = try? await prover.verifyTransaction("purchase") }
+            try await Self.waitUntil { executor.queuedJobs == 9 }
+            inner.release()
+            try await group.waitForAll()
+        }
+        #expect(inner.order.prefix(2) == ["n0", "purchase"], "\(inner.order)")
+    }
+
+    @Test("notifications run on their share of the threads: a purchase finds the other one free")
+    func notificationsShare() async throws {
+        let executor = VerificationExecutor(maximumThreads: 2)
+        #expect(executor.notificationThreads == 1)
+        let inner = OrderingProver()
+        defer { inner.release() }
+        let prover = BoundedProver(inner: inner, executor: executor)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<4 { group.addTask { _ = try? await prover.verifyNotification("n\(index)") } }
+            try await inner.waitUntilRunning(1)
+            try await Self.waitUntil { executor.queuedJobs == 3 }
+            // One notification holds its thread, three wait, and the second thread is a purchase's.
+            group.addTask { _ = try? await prover.verifyTransaction("purchase") }
+            try await inner.waitUntilRunning(2)
+            #expect(inner.order.count == 2 && inner.order.last == "purchase", "\(inner.order)")
+            #expect(executor.queuedJobs == 3, "the queued notifications did not take the free thread")
+            inner.release()
+            try await group.waitForAll()
+        }
+        #expect(inner.order.count == 5)
+    }
+
+    @Test("notifications: refusals per address are reservations; past the in-flight cap, busy")
+    func notificationAdmission() throws {
+        let admission = NotificationAdmission(refusals: RateLimit(count: 2, seconds: 600), maximumInFlight: 3)
+        let attacker = IPAddress("203.0.113.7")
+        let apple = IPAddress("17.32.1.9")
+        // Apple's verify and give their tokens back: never limited.
+        for _ in 0..<10 { admission.release(try admission.admit(from: apple), verified: true) }
+        let first = try admission.admit(from: attacker)
+        let second = try admission.admit(from: attacker)
+        // Both tokens are out while their verifications run: a third is turned away before it is read.
+        #expect(throws: RateLimitedError.self) { try admission.admit(from: attacker) }
+        admission.release(first, verified: false)
+        admission.release(second, verified: false)
+        #expect(throws: RateLimitedError.self) { try admission.admit(from: attacker) }
+        // Whoever sends them, at most three at once.
+        let held = try ["198.51.100.1", "198.51.100.2", "17.32.1.9"].map { try admission.admit(from: IPAddress($0)) }
+        #expect(throws: VerificationBusy.self) { try admission.admit(from: IPAddress("198.51.100.3")) }
+        for ticket in held { admission.release(ticket, verified: true) }
+        #expect(admission.inFlightCount == 0)
+        // One IPv6 host holds a /64: its addresses share one allowance.
+        #expect(
+            NotificationAdmission.source(IPAddress("2001:db8:1:2::1"))
+                == NotificationAdmission.source(IPAddress("2001:db8:1:2:ffff::9")))
+        #expect(
+            NotificationAdmission.source(IPAddress("2001:db8:1:2::1"))
+                != NotificationAdmission.source(IPAddress("2001:db8:1:3::1")))
+    }
+
+    @Test("an address past its refused-notification allowance is answered 429 and not verified")
+    func refusedNotifications() async throws {
+        let prover = CountingProver()
+        try await withShopServer(
+            configure: { $0.refusedNotificationLimit = RateLimit(count: 3, seconds: 600) }, prover: prover
+        ) { client, _ in
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<5 {
+                statuses.append(
+                    try await client.api(
+                        .post, "/api/v1/notifications/app-store", json: ["signedPayload": "junk.junk.junk"]
+                    ).status)
+            }
+            #expect(statuses == [.badRequest, .badRequest, .badRequest, .tooManyRequests, .tooManyRequests])
+            #expect(prover.calls == 3)
+        }
+    }
+
+    /// Polls `condition` (state the test waits for, not a time it measures); gives up after 15 s.
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        let start = ContinuousClock.now
+        while !condition() {
+            guard ContinuousClock.now - start < .seconds(15) else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
+/// A prover that notes the order proofs are verified in; every verification holds its thread until
+/// released (30 s at most), as CPU-bound work does.
+final class OrderingProver: PurchaseProver {
+    private let state = Mutex((order: [String](), running: 0, released: false))
+
+    var order: [String] { state.withLock { $0.order } }
+
+    func release() { state.withLock { $0.released = true } }
+
+    func waitUntilRunning(_ count: Int) async throws {
+        try await BoundedVerificationTests.waitUntil { state.withLock { $0.running } >= count }
+    }
+
+    private func verify(_ name: String) -> ReceiptRefusal {
+        state.withLock {
+            $0.order.append(name)
+            $0.running += 1
+        }
+        let start = ContinuousClock.now
+        while !state.withLock({ $0.released }), ContinuousClock.now - start < .seconds(30) { usleep(1_000) }
+        state.withLock { $0.running -= 1 }
+        return ReceiptRefusal(.invalidSignature, "refused")
+    }
+
+    func prove(receipt: String, productId: String?) async throws(ReceiptRefusal) -> VerifiedTransaction {
+        throw verify(receipt)
+    }
+    func proveEach(receipt: String) async throws(ReceiptRefusal) -> [ProvenEntry] { throw verify(receipt) }
+    func verifyTransaction(_ jws: String) async throws(ReceiptRefusal) -> VerifiedTransaction { throw verify(jws) }
+    func verifyNotification(_ signedPayload: String) async throws(ReceiptRefusal) -> VerifiedNotification {
+        throw verify(signedPayload)
     }
 }
 

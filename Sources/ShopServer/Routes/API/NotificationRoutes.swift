@@ -2,35 +2,61 @@ import Hummingbird
 import Ledger
 import Logging
 import Receipts
+import Shop
 
 /// `POST /api/v1/notifications/app-store`: App Store Server Notifications V2 (`{"signedPayload"}`); no user
 /// auth, the signature is the proof.
 ///
-/// Verify, store as received (deduplicated on `notificationUUID`), then apply its refund, reversal or
-/// family revoke to the ledger. 200 once stored (duplicates too); 400 unverifiable; 5xx only when it
-/// could not be stored, so Apple retries. When the ledger step fails after storing, the answer is still
-/// 200 and ``NotificationSweeper`` applies it later.
+/// Admitted first (``NotificationAdmission``: 429 for an address past its refused-notification
+/// allowance, 503 when too many are in flight, both before the body is read); then verified (behind
+/// purchases, ``VerificationExecutor``), stored as received (deduplicated on `notificationUUID`), and its
+/// refund, reversal or family revoke applied to the ledger. 200 once stored (duplicates too); 400
+/// unverifiable; 5xx only when it could not be stored, so Apple retries. When the ledger step fails after
+/// storing, the answer is still 200 and ``NotificationSweeper`` applies it later.
 struct NotificationRoutes {
     let prover: any PurchaseProver
     let ledger: LedgerStore
     let metrics: ShopMetrics
     let body: RequestBody
+    let admission: NotificationAdmission
 
-    func register(on group: RouterGroup<some RequestContext>) {
-        group.post("notifications/app-store") { request, context in try await receive(request, logger: context.logger) }
+    func register(on group: RouterGroup<some ClientAddressContext>) {
+        group.post("notifications/app-store") { request, context in
+            try await receive(request, from: context.clientAddress, logger: context.logger)
+        }
     }
 
-    func receive(_ request: Request, logger: Logger) async throws -> APIBodies.NotificationResult {
+    func receive(
+        _ request: Request, from address: IPAddress?, logger: Logger
+    ) async throws
+        -> APIBodies.NotificationResult
+    {
+        let ticket: NotificationAdmission.Ticket
+        do {
+            ticket = try admission.admit(from: address)
+        } catch let error as RateLimitedError {
+            metrics.recordRateLimited(error.limit)
+            throw error
+        } catch {
+            metrics.recordRateLimited("notifications_in_flight")
+            throw error
+        }
+        var verified = false
+        defer { admission.release(ticket, verified: verified) }
         let input = try await body.json(APIBodies.NotificationRequest.self, of: request)
         let notification: VerifiedNotification
         do throws(ReceiptRefusal) {
             notification = try await prover.verifyNotification(input.signedPayload)
         } catch {
             // Cut short (the deadline passed, the server is stopping): no verdict, so Apple retries.
-            if error.reason == .cancelled { throw CancellationError() }
+            if error.reason == .cancelled {
+                verified = true
+                throw CancellationError()
+            }
             metrics.recordNotification(type: "unknown", outcome: "refused")
             throw APIError(.badRequest, code: error.reason.rawValue, message: error.message)
         }
+        verified = true
         // A signed notification may carry any type string: only the shop's own become label values.
         let type =
             VerifiedNotification.NotificationType.recognised.contains(notification.notificationType)
