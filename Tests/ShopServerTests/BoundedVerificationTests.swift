@@ -159,17 +159,17 @@ extension BoundedVerificationTests {
         let attacker = IPAddress("203.0.113.7")
         let apple = IPAddress("17.32.1.9")
         // Apple's verify and give their tokens back: never limited.
-        for _ in 0..<10 { admission.release(try admission.admit(from: apple), verified: true) }
-        let first = try admission.admit(from: attacker)
-        let second = try admission.admit(from: attacker)
+        for _ in 0..<10 { admission.release(try admission.admitNow(from: apple), verified: true) }
+        let first = try admission.admitNow(from: attacker)
+        let second = try admission.admitNow(from: attacker)
         // Both tokens are out while their verifications run: a third is turned away before it is read.
-        #expect(throws: RateLimitedError.self) { try admission.admit(from: attacker) }
+        #expect(throws: RateLimitedError.self) { try admission.admitNow(from: attacker) }
         admission.release(first, verified: false)
         admission.release(second, verified: false)
-        #expect(throws: RateLimitedError.self) { try admission.admit(from: attacker) }
+        #expect(throws: RateLimitedError.self) { try admission.admitNow(from: attacker) }
         // Whoever sends them, at most three at once.
-        let held = try ["198.51.100.1", "198.51.100.2", "17.32.1.9"].map { try admission.admit(from: IPAddress($0)) }
-        #expect(throws: VerificationBusy.self) { try admission.admit(from: IPAddress("198.51.100.3")) }
+        let held = try ["198.51.100.1", "198.51.100.2", "17.32.1.9"].map { try admission.admitNow(from: IPAddress($0)) }
+        #expect(throws: VerificationBusy.self) { try admission.admitNow(from: IPAddress("198.51.100.3")) }
         for ticket in held { admission.release(ticket, verified: true) }
         #expect(admission.inFlightCount == 0)
         // One IPv6 host holds a /64: its addresses share one allowance.

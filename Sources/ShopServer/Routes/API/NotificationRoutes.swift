@@ -8,7 +8,7 @@ import Shop
 /// auth, the signature is the proof.
 ///
 /// Admitted first (``NotificationAdmission``: 429 for an address past its refused-notification
-/// allowance, 503 when too many are in flight, both before the body is read); then verified (behind
+/// allowance, 503 when too many are in flight, both before the body is read and a second late); then verified (behind
 /// purchases, ``VerificationExecutor``), stored as received (deduplicated on `notificationUUID`), and its
 /// refund, reversal or family revoke applied to the ledger. 200 once stored (duplicates too); 400
 /// unverifiable; 5xx only when it could not be stored, so Apple retries. When the ledger step fails after
@@ -33,7 +33,7 @@ struct NotificationRoutes {
     {
         let ticket: NotificationAdmission.Ticket
         do {
-            ticket = try admission.admit(from: address)
+            ticket = try await admission.admit(from: address)
         } catch let error as RateLimitedError {
             metrics.recordRateLimited(error.limit)
             throw error
