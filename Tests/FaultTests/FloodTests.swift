@@ -1,0 +1,197 @@
+import Foundation
+import NIOCore
+import TestSupport
+import Testing
+
+/// Floods of what anyone may send, against the real `shopledger serve`, beside one buyer whose purchases
+/// are timed before and during the flood (docs/security.md): the buyer's purchases must all succeed, at a
+/// p99 within twice the quiet p99 plus 50 ms, and `/healthz` must answer on fresh connections.
+@Suite("Faults: floods beside a buyer")
+struct FloodTests {
+    /// A request head for the notifications route that declares a large body, and one byte of it.
+    static let stalledHead =
+        "POST /api/v1/notifications/app-store HTTP/1.1\r\nHost: shop\r\nContent-Type: application/json\r\n"
+        + "Content-Length: 60000\r\n\r\n{"
+
+    /// One buyer: `count` purchases one after the other on the scenario's keep-alive client.
+    static func buy(
+        _ count: Int, as uid: String, tag: String, server: ServerProcess, http: FaultHTTP
+    ) async -> [PurchaseAttempt] {
+        var attempts: [PurchaseAttempt] = []
+        for index in 0..<count {
+            let request = PurchaseRequest(
+                way: .jsonStub, uid: uid, transactionId: "\(tag)-\(index)",
+                product: FaultFixtures.products[index % FaultFixtures.products.count])
+            let started = ContinuousClock.now
+            let outcome = await request.send(http, baseURL: server.baseURL, timeout: .seconds(15))
+            attempts.append(PurchaseAttempt(request: request, started: started, finished: .now, outcome: outcome))
+        }
+        return attempts
+    }
+
+    /// `GET /healthz` on a fresh connection: the status line, and how long it took.
+    static func freshHealth(port: Int) async -> (String, Duration) {
+        let started = ContinuousClock.now
+        let answer =
+            (try? await RawHTTP.exchange(
+                port: port, "GET /healthz HTTP/1.1\r\nHost: shop\r\nConnection: close\r\n\r\n")) ?? "no answer"
+        let status = answer.split(separator: "\r\n").first.map(String.init) ?? "closed without an answer"
+        return (status, .now - started)
+    }
+
+    @Test(
+        "connections that declare a body and stall it never keep a buyer or /healthz out",
+        .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(3)))
+    func stalledBodies() async throws {
+        let limit = FaultSettings.all ? 4096 : 400
+        try await FaultScenario.run("stalled-bodies") { scenario in
+            let server = try await scenario.startServer(options: ["--max-connections", String(limit)])
+            let load = PurchaseLoad(scenario: "stall", workers: 1, baseURL: server.baseURL)
+            try await load.registerUsers(scenario.http)
+            let purchases = FaultSettings.all ? 200 : 60
+            let quiet = await Self.buy(purchases, as: load.uid(0), tag: "quiet", server: server, http: scenario.http)
+
+            // The table filled with stalled bodies, then newcomers all through the buyer's turn.
+            let flood = try HalfOpenConnections(count: limit, port: server.port, partial: Self.stalledHead)
+            defer { flood.close() }
+            let stop = StopSignal()
+            // The attacker's newcomers, held until the buyer is done.
+            async let attacker: Int = {
+                var held: [HalfOpenConnections] = []
+                while !stop.isSet {
+                    if let more = try? HalfOpenConnections(count: 50, port: server.port, partial: Self.stalledHead) {
+                        held.append(more)
+                    }
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+                defer { for connections in held { connections.close() } }
+                return held.reduce(0) { $0 + $1.descriptors.count }
+            }()
+            let during = await Self.buy(purchases, as: load.uid(0), tag: "flood", server: server, http: scenario.http)
+            var health: [(String, Duration)] = []
+            for _ in 0..<10 { health.append(await Self.freshHealth(port: server.port)) }
+            stop.set()
+            let newcomers = await attacker
+
+            let quietLatency = LatencySummary(quiet.map { $0.finished - $0.started })
+            let floodLatency = LatencySummary(during.map { $0.finished - $0.started })
+            let failed = during.filter { !$0.acknowledged }
+            #expect(server.child.exit == nil, "the server is alive:\n\(server.child.logTail())")
+            #expect(failed.count == 0, "\(failed.count) of \(during.count) failed: \(failed.prefix(3).map(\.outcome))")
+            #expect(
+                floodLatency.p99 <= quietLatency.p99 * 2 + .milliseconds(50),
+                "p99 \(ms(floodLatency.p99)) during, \(ms(quietLatency.p99)) quiet")
+            #expect(health.allSatisfy { $0.0.hasPrefix("HTTP/1.1 200") }, "\(health.map(\.0))")
+            scenario.report(
+                "\(limit) stalled bodies then \(newcomers) more: buyer quiet \(quietLatency), during \(floodLatency), "
+                    + "\(failed.count) failed; fresh /healthz \(health.map { "\($0.0.prefix(12)) \(ms($0.1))" })")
+        }
+    }
+
+    /// A raw HTTP/1.1 POST of `body` (JSON) to `path`, kept alive.
+    static func post(_ path: String, body: [UInt8], headers: [(String, String)] = []) -> String {
+        "POST \(path) HTTP/1.1\r\nHost: shop\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+            + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n" + String(decoding: body, as: UTF8.self)
+    }
+
+    /// The attacker's sources: `count` loopback addresses, 127.0.1.1 onward.
+    static func sources(_ count: Int) -> [String] { (0..<count).map { "127.0.\(1 + $0 / 250).\(1 + $0 % 250)" } }
+
+    /// Waits until `flood` has had `count` answers (state, not time: 60 s at most).
+    static func waitForAnswers(_ flood: RequestFlood, _ count: Int) async throws {
+        let start = ContinuousClock.now
+        while flood.answered < count {
+            guard ContinuousClock.now - start < .seconds(60) else {
+                throw FaultTestError("the flood had \(flood.answers) answers after 60 s")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test(
+        "junk notifications on 1,500 connections from many addresses: the buyer keeps its latency, /healthz answers",
+        .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(4)))
+    func junkNotificationFlood() async throws {
+        let connections = FaultSettings.all ? 1500 : 500
+        try await FaultScenario.run("junk-notifications") { scenario in
+            let server = try await scenario.startServer()
+            let load = PurchaseLoad(scenario: "junk", workers: 1, baseURL: server.baseURL)
+            try await load.registerUsers(scenario.http)
+            let purchases = FaultSettings.all ? 200 : 60
+            let quiet = await Self.buy(purchases, as: load.uid(0), tag: "quiet", server: server, http: scenario.http)
+
+            // A valid ES256 signature over a chain of the attacker's own: each one the server verifies
+            // costs it a signature and a chain; 100 source addresses, so that per-address limits alone
+            // do not stop it.
+            let junk = FaultFixtures.json([
+                "signedPayload": try HostileProofs.notification(
+                    signedDateMilliseconds: Date().timeIntervalSince1970 * 1000)
+            ])
+            let flood = try await RequestFlood.start(
+                connections: connections, port: server.port,
+                request: Self.post("/api/v1/notifications/app-store", body: junk), sources: Self.sources(100))
+            let floodStarted = ContinuousClock.now
+            try await Self.waitForAnswers(flood, 2 * connections)
+            let settled = ContinuousClock.now
+            let during = await Self.buy(purchases, as: load.uid(0), tag: "flood", server: server, http: scenario.http)
+            var health: [(String, Duration)] = []
+            for _ in 0..<10 { health.append(await Self.freshHealth(port: server.port)) }
+            let bought = ContinuousClock.now
+            let answers = await flood.stop()
+            print(
+                "junk flood: settled in \(ms(settled - floodStarted)), buyer and probes \(ms(bought - settled)), "
+                    + "stopped in \(ms(.now - bought))")
+
+            let quietLatency = LatencySummary(quiet.map { $0.finished - $0.started })
+            let floodLatency = LatencySummary(during.map { $0.finished - $0.started })
+            let failed = during.filter { !$0.acknowledged }
+            #expect(server.child.exit == nil, "the server is alive:\n\(server.child.logTail())")
+            #expect(failed.count == 0, "\(failed.count) of \(during.count) failed: \(failed.prefix(3).map(\.outcome))")
+            #expect(
+                floodLatency.p99 <= quietLatency.p99 * 2 + .milliseconds(50),
+                "p99 \(ms(floodLatency.p99)) during, \(ms(quietLatency.p99)) quiet")
+            #expect(health.allSatisfy { $0.0.hasPrefix("HTTP/1.1 200") }, "\(health.map(\.0))")
+            #expect(Set(answers.keys).isSubset(of: [0, 400, 429, 503]), "\(answers)")
+            // Verified: at most each address's refused-notification allowance (30/60 by default), and
+            // one more per 2 s each for the refill while the flood ran.
+            #expect((answers[400] ?? 0) <= 100 * (30 + 60), "\(answers)")
+            scenario.report(
+                "\(connections) connections of junk notifications from 100 addresses, answered \(answers.sorted { $0.key < $1.key }); "
+                    + "buyer quiet \(quietLatency), during \(floodLatency), \(failed.count) failed; "
+                    + "fresh /healthz slowest \(ms(health.map(\.1).max() ?? .zero))")
+        }
+    }
+
+    @Test(
+        "1,500 bad proofs at once from one account: at most the refused-proof allowance is verified",
+        .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(3)))
+    func parallelBadProofs() async throws {
+        let proofs = FaultSettings.all ? 1500 : 500
+        try await FaultScenario.run("parallel-proofs") { scenario in
+            let server = try await scenario.startServer()
+            let load = PurchaseLoad(scenario: "proofs", workers: 1, baseURL: server.baseURL)
+            try await load.registerUsers(scenario.http)
+            let forged = FaultFixtures.json([
+                "signedTransaction": try TestPKI().sign([
+                    "transactionId": "forged-1", "originalTransactionId": "forged-1",
+                    "bundleId": FaultFixtures.bundleId, "productId": FaultFixtures.products[0],
+                    "type": "Non-Consumable", "purchaseDate": 1_763_000_000_000 as Int64,
+                    "signedDate": Int64(Date().timeIntervalSince1970 * 1000), "environment": "Production",
+                ])
+            ])
+            let flood = try await RequestFlood.start(
+                connections: proofs, port: server.port,
+                request: Self.post(
+                    "/api/v1/purchases", body: forged, headers: [("Authorization", "Bearer dev:\(load.uid(0))")]),
+                repeating: false)
+            try await Self.waitForAnswers(flood, proofs)
+            let answers = await flood.stop()
+            let limit = 30  // the default --refused-proof-limit, 30/600
+            #expect(server.child.exit == nil, "the server is alive:\n\(server.child.logTail())")
+            #expect((answers[422] ?? 0) <= limit, "verified \(answers[422] ?? 0) of \(proofs): \(answers)")
+            #expect((answers[422] ?? 0) + (answers[429] ?? 0) == proofs, "\(answers)")
+            scenario.report(
+                "\(proofs) forged transactions at once from one account: \(answers.sorted { $0.key < $1.key })")
+        }
+    }
+}
