@@ -159,6 +159,9 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // getaddrinfo on NIO's thread pool; TLS errors told apart from connection errors.
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -344,7 +347,7 @@ let package = Package(
         .testTarget(
             name: "ShopServerTests",
             dependencies: [
-                "Shop", "ShopServer", "Ledger", "TestSupport",
+                "Shop", "ShopServer", "Ledger", "TestSupport", "Webhooks",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

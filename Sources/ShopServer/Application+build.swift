@@ -112,7 +112,9 @@ func shopApplication(
     let admins = api.group().add(middleware: AdminAuthentication(authenticator: authenticator))
     AdminRoutes(ledger: ledger, client: client).register(on: admins)
     SupportRoutes(ledger: ledger, body: body).register(on: admins)
-    AdminWebhookRoutes(store: WebhookStore(client: client), body: body).register(on: admins)
+    AdminWebhookRoutes(
+        store: WebhookStore(client: client), body: body, destinations: configuration.webhookDestinations
+    ).register(on: admins)
     AdminCatalogRoutes(catalog: CatalogStore(client: client), body: body).register(on: admins)
 
     let responder = ShopResponder(
@@ -131,7 +133,8 @@ func shopApplication(
         services.append(
             WebhookDeliveryService(
                 store: WebhookStore(client: client), settings: webhooks,
-                userAgent: "ShopLedger-Webhooks/\(BuildInfo.version)", logger: logger, observer: metrics))
+                userAgent: "ShopLedger-Webhooks/\(BuildInfo.version)", logger: logger, observer: metrics,
+                destinations: configuration.webhookDestinations, resolver: SystemResolver()))
     }
     if let appStore, let interval = configuration.appStoreSyncInterval {
         let synchronizer = AppStoreSynchronizer(api: appStore, ledger: ledger, logger: logger)

@@ -73,6 +73,9 @@ public struct ServerConfiguration: Sendable {
     /// The webhook delivery worker's timeout, retry schedule and concurrency; nil: this server delivers
     /// none (others sharing the database still do, and events are always written to the outbox).
     public var webhooks: WebhookDeliverySettings?
+    /// Where webhooks may go, checked when an endpoint is added and at each delivery: public addresses,
+    /// and loopback ones too with `--webhook-allow-loopback` (development and tests).
+    public var webhookDestinations: WebhookDestinations
 
     public static let defaultBodyLimit = 64 * 1024
     public static let defaultMaxConnections = 4096
@@ -117,7 +120,8 @@ public struct ServerConfiguration: Sendable {
         priceLookupLimit: RateLimit = ServerConfiguration.defaultPriceLookupLimit,
         refusedNotificationLimit: RateLimit = ServerConfiguration.defaultRefusedNotificationLimit,
         trustedProxies: TrustedProxies = .none,
-        webhooks: WebhookDeliverySettings? = .standard
+        webhooks: WebhookDeliverySettings? = .standard,
+        webhookDestinations: WebhookDestinations = .publicOnly
     ) {
         self.host = host
         self.port = port
@@ -145,6 +149,7 @@ public struct ServerConfiguration: Sendable {
         self.refusedNotificationLimit = refusedNotificationLimit
         self.trustedProxies = trustedProxies
         self.webhooks = webhooks
+        self.webhookDestinations = webhookDestinations
     }
 
     /// The time a request keeps after a call to Apple for the ledger write that follows it: a second,

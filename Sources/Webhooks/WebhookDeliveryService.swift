@@ -43,11 +43,16 @@ public struct WebhookDeliveryService: Service {
     let logger: Logger
     let observer: (any WebhookObserver)?
     let userAgent: String
+    let destinations: WebhookDestinations
+    let resolver: any WebhookResolver
 
     public init(
         store: WebhookStore, settings: WebhookDeliverySettings, userAgent: String, logger: Logger,
-        observer: (any WebhookObserver)? = nil
+        observer: (any WebhookObserver)? = nil, destinations: WebhookDestinations = .publicOnly,
+        resolver: any WebhookResolver
     ) {
+        self.destinations = destinations
+        self.resolver = resolver
         self.store = store
         self.settings = settings
         self.userAgent = userAgent

@@ -9,6 +9,8 @@ public struct WebhookError: Error, Sendable, CustomStringConvertible {
         case noSuchEvent = "no_such_event"
         /// The endpoint is disabled already.
         case alreadyDisabled = "already_disabled"
+        /// The URL names an address webhooks may not go to (loopback, private, link-local, reserved...).
+        case destinationRefused = "destination_refused"
     }
 
     public let code: Code

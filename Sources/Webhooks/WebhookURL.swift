@@ -7,7 +7,7 @@ public struct WebhookURL: Sendable, Hashable, CustomStringConvertible {
     public let text: String
     public let host: String
 
-    public init(_ text: String) throws(WebhookError) {
+    public init(_ text: String, destinations: WebhookDestinations = .publicOnly) throws(WebhookError) {
         guard (8...2048).contains(text.utf8.count), !text.unicodeScalars.contains(where: Self.refused) else {
             throw WebhookError(.invalidInput, "the URL must be 8 to 2048 printable ASCII characters")
         }

@@ -276,7 +276,8 @@ struct ServerOptions: ParsableArguments {
                 refusedNotificationLimit, "SHOPLEDGER_REFUSED_NOTIFICATION_LIMIT",
                 default: ServerConfiguration.defaultRefusedNotificationLimit, name: "--refused-notification-limit"),
             trustedProxies: try trustedProxies(),
-            webhooks: try webhooks.settings())
+            webhooks: try webhooks.settings(),
+            webhookDestinations: try webhooks.destinations.destinations())
         do {
             try configuration.validate()
         } catch {

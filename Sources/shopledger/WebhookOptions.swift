@@ -1,8 +1,25 @@
 import ArgumentParser
 import Webhooks
 
-/// `serve`'s webhook delivery worker: its timeout, retry schedule and concurrency.
+/// Whether webhook endpoints may be on this machine's loopback addresses: `serve` (the admin API and
+/// the deliveries) and `webhooks add`.
+struct WebhookDestinationOptions: ParsableArguments {
+    @Flag(
+        name: .customLong("webhook-allow-loopback"),
+        help:
+            "Allow webhook endpoints on this machine's loopback addresses (127.0.0.0/8, ::1, localhost), over http or https (development and tests only; every other non-public address stays refused). Default: $SHOPLEDGER_WEBHOOK_ALLOW_LOOPBACK=1"
+    )
+    var allowLoopback = false
+
+    func destinations() throws -> WebhookDestinations {
+        try Setting.toggle(allowLoopback, "SHOPLEDGER_WEBHOOK_ALLOW_LOOPBACK") ? .publicAndLoopback : .publicOnly
+    }
+}
+
+/// `serve`'s webhook delivery worker: its timeout, retry schedule and concurrency; where webhooks may go.
 struct WebhookOptions: ParsableArguments {
+    @OptionGroup var destinations: WebhookDestinationOptions
+
     @Flag(
         name: .customLong("no-webhook-delivery"),
         help:

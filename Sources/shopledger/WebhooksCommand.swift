@@ -31,8 +31,13 @@ struct WebhooksAddCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
     @OptionGroup var who: WebhookActorOptions
+    @OptionGroup var destinations: WebhookDestinationOptions
 
-    @Argument(help: "The endpoint's URL: https, or http to a loopback address.") var url: String
+    @Argument(
+        help:
+            "The endpoint's URL: https to a public address (or host name); with --webhook-allow-loopback, http or https to a loopback address."
+    )
+    var url: String
 
     @Option(help: "Event types to send, comma-separated (e.g. purchase.recorded,refund.applied). Default: every type")
     var events: String?
@@ -47,7 +52,7 @@ struct WebhooksAddCommand: AsyncParsableCommand {
     @Flag(help: "Print the endpoint as JSON.") var json = false
 
     func run() async throws {
-        let url = try WebhookURL(url)
+        let url = try WebhookURL(url, destinations: try destinations.destinations())
         let types = try events.map { text throws(WebhookError) in try WebhookEventType.parseList(text) }
         let secret = try SecretFile.read(secretFile, what: "the webhook signing secret")
         let endpoint = try await database.withClient(schema: .requireCurrent) { client in

@@ -49,7 +49,7 @@ enum ErrorMapping {
                 return APIError(.notFound, code: error.code.rawValue, message: error.message)
             case .alreadyDisabled:
                 return APIError(.conflict, code: error.code.rawValue, message: error.message)
-            case .invalidInput:
+            case .invalidInput, .destinationRefused:
                 return APIError(.unprocessableContent, code: error.code.rawValue, message: error.message)
             }
         case let error as VerificationBusy:

@@ -17,6 +17,8 @@ import Webhooks
 struct AdminWebhookRoutes {
     let store: WebhookStore
     let body: RequestBody
+    /// Where endpoints may point (checked again at each delivery).
+    let destinations: WebhookDestinations
 
     struct AddRequest: Decodable, Sendable {
         let url: String
@@ -101,7 +103,7 @@ struct AdminWebhookRoutes {
         group.post("admin/webhooks") { request, context -> EditedResponse<Endpoint> in
             let actor = try context.requireAdminActor()
             let input = try await body.json(AddRequest.self, of: request)
-            let url = try WebhookURL(input.url)
+            let url = try WebhookURL(input.url, destinations: destinations)
             let events = try input.events.map { names throws(WebhookError) in try WebhookEventType.parse(names) }
             let made = input.secret == nil ? Self.newSecret() : nil
             let endpoint = try await store.addEndpoint(
