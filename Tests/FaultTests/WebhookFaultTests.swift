@@ -11,8 +11,10 @@ import Webhooks
 @Suite("Faults: webhook delivery through SIGKILL, a database crash, and two servers")
 struct WebhookFaultTests {
     static let secret = "whsec_fault_0123456789abcdef"
-    /// Quick retries; a 1 s timeout, so a killed server's claims come back after 7 s.
+    /// Quick retries; a 1 s timeout, so a killed server's claims come back after 7 s. The receiver is on
+    /// loopback: the servers opt in to loopback destinations.
     static let options = [
+        "--webhook-allow-loopback",
         "--webhook-timeout", "1", "--webhook-retry-initial", "0.1", "--webhook-retry-max", "0.5",
         "--webhook-poll-interval", "0.05",
     ]
@@ -29,7 +31,8 @@ struct WebhookFaultTests {
                 var server = try await scenario.startServer(options: Self.options)
                 try await scenario.cluster.withClient { client in
                     _ = try await WebhookStore(client: client).addEndpoint(
-                        url: try WebhookURL(receiver.url), events: nil, secret: Self.secret, actor: "fault")
+                        url: try WebhookURL(receiver.url, destinations: .publicAndLoopback), events: nil,
+                        secret: Self.secret, actor: "fault")
                 }
                 let load = PurchaseLoad(
                     scenario: "hooks", workers: FaultSettings.clients(8), baseURL: server.baseURL,
@@ -102,7 +105,8 @@ struct WebhookFaultTests {
                 _ = try await scenario.startServer(options: Self.options)
                 try await scenario.cluster.withClient { client in
                     _ = try await WebhookStore(client: client).addEndpoint(
-                        url: try WebhookURL(receiver.url), events: nil, secret: Self.secret, actor: "fault")
+                        url: try WebhookURL(receiver.url, destinations: .publicAndLoopback), events: nil,
+                        secret: Self.secret, actor: "fault")
                 }
                 let load = PurchaseLoad(
                     scenario: "two", workers: FaultSettings.clients(8), baseURL: first.baseURL,

@@ -6,6 +6,7 @@ import Ledger
 import Postgres
 import TestSupport
 import Testing
+import Webhooks
 
 @testable import ShopServer
 
@@ -58,6 +59,43 @@ struct AdminWebhookRouteTests {
             #expect(disabled.json["disabledBy"] as? String == "ops-lee")
             let again = try await client.api(.post, "/api/v1/admin/webhooks/\(id)/disable", token: Self.admin)
             #expect(again.status == .conflict && again.errorCode == "already_disabled")
+        }
+    }
+
+    @Test("non-public destinations are refused with destination_refused; loopback only with the opt-in")
+    func destinations() async throws {
+        let refused = [
+            "https://169.254.169.254/latest/meta-data", "https://10.0.0.1/x", "https://192.168.1.1/x",
+            "https://[fd00::1]/x", "https://[::ffff:127.0.0.1]/x", "https://127.1/x", "https://2130706433/x",
+            "https://0x7f.1/x", "https://0177.0.0.1/x", "https://localhost/x", "http://127.0.0.1:5432/x",
+            "http://[::1]:22/x",
+        ]
+        try await withShopServer { client, db in
+            for url in refused {
+                let answer = try await client.api(
+                    .post, "/api/v1/admin/webhooks", token: Self.admin, json: ["url": url])
+                #expect(
+                    answer.status == .unprocessableContent && answer.errorCode == "destination_refused",
+                    "\(url): \(answer.body)")
+            }
+            #expect(
+                try await db.client.query("SELECT count(*) FROM webhook_endpoints").single().decode(Int.self, at: 0)
+                    == 0)
+        }
+        try await withShopServer(configure: { $0.webhookDestinations = .publicAndLoopback }) { client, _ in
+            for url in ["http://127.0.0.1:9000/hooks", "https://localhost/hooks", "http://[::1]:8080/hooks"] {
+                let answer = try await client.api(
+                    .post, "/api/v1/admin/webhooks", token: Self.admin, json: ["url": url])
+                #expect(answer.status == .created, "\(url) with the opt-in: \(answer.body)")
+            }
+            for url in refused
+            where !url.contains("127.") && !url.contains("localhost") && !url.contains("[::1]")
+                && !url.contains("0x7f") && !url.contains("0177") && !url.contains("2130706433")
+            {
+                let answer = try await client.api(
+                    .post, "/api/v1/admin/webhooks", token: Self.admin, json: ["url": url])
+                #expect(answer.errorCode == "destination_refused", "\(url) even with the opt-in: \(answer.body)")
+            }
         }
     }
 

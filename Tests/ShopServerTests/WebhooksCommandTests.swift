@@ -53,9 +53,33 @@ struct WebhooksCommandTests {
 
             let disabled = try await ShopLedgerRun.run(["webhooks", "disable", "1"] + database)
             #expect(disabled.status == 0 && disabled.output.contains("disabled"), "\(disabled.output)")
+            // Destinations: public only; loopback with --webhook-allow-loopback or its variable.
+            let metadata = try await ShopLedgerRun.run(
+                ["webhooks", "add", "https://169.254.169.254/latest", "--secret-file", secretFile] + database)
+            #expect(metadata.status != 0 && metadata.output.contains("link-local"), "\(metadata.output)")
+            let loopback = try await ShopLedgerRun.run(
+                ["webhooks", "add", "http://127.0.0.1:9000/hooks", "--secret-file", secretFile] + database)
+            #expect(
+                loopback.status != 0 && loopback.output.contains("--webhook-allow-loopback"), "\(loopback.output)")
+            let optedIn = try await ShopLedgerRun.run(
+                [
+                    "webhooks", "add", "http://127.0.0.1:9000/hooks", "--secret-file", secretFile,
+                    "--webhook-allow-loopback",
+                ]
+                    + database)
+            #expect(optedIn.status == 0 && optedIn.output.contains("endpoint 2"), "\(optedIn.output)")
+            let byVariable = try await ShopLedgerRun.run(
+                ["webhooks", "add", "http://localhost:9000/hooks", "--secret-file", secretFile] + database,
+                environment: ["SHOPLEDGER_WEBHOOK_ALLOW_LOOPBACK": "1"])
+            #expect(byVariable.status == 0 && byVariable.output.contains("endpoint 3"), "\(byVariable.output)")
+            let private10 = try await ShopLedgerRun.run(
+                ["webhooks", "add", "https://10.0.0.1/hooks", "--secret-file", secretFile, "--webhook-allow-loopback"]
+                    + database)
+            #expect(private10.status != 0 && private10.output.contains("private"), "\(private10.output)")
+
             let count = try await db.client.query("SELECT count(*) FROM webhook_endpoints").single()
                 .decode(Int.self, at: 0)
-            #expect(count == 1)
+            #expect(count == 3)
         }
     }
 }

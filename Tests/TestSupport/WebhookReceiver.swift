@@ -39,6 +39,7 @@ public final class WebhookReceiver: Sendable {
         var requests = 0
         var badSignatures = 0
         public var paths: [String] = []
+        var hosts: [String] = []
     }
 
     public init(secret: String, port: Int) {
@@ -52,6 +53,8 @@ public final class WebhookReceiver: Sendable {
     public var requests: Int { state.withLock { $0.requests } }
     public var badSignatures: Int { state.withLock { $0.badSignatures } }
     public var paths: [String] { state.withLock { $0.paths } }
+    /// The `Host` of every request, as the sender wrote it.
+    public var hosts: [String] { state.withLock { $0.hosts } }
     public func set(_ mode: Mode) { state.withLock { $0.mode = mode } }
 
     /// Serves on `port` until `body` returns (a receiver that is "down" is one not running).
@@ -82,6 +85,7 @@ public final class WebhookReceiver: Sendable {
         let mode = state.withLock { state in
             state.requests += 1
             state.paths.append(path)
+            state.hosts.append(request.head.authority ?? "")
             return state.mode
         }
         let header = request.headers[HTTPField.Name(WebhookSignature.headerName)!] ?? ""

@@ -25,20 +25,22 @@ struct WebhookInputTests {
                 header: "t=1764230400,v1=00,v1=\(expected)", body: body, secret: testSecret, now: 1_764_230_400))
     }
 
-    @Test("URLs: https anywhere, http only to loopback; no credentials, fragments or odd schemes")
+    @Test(
+        "URLs: https to public hosts, loopback (http too) only when opted in; no credentials, fragments or odd schemes")
     func urls() throws {
-        for good in [
-            "https://hooks.example.com/shop", "https://example.com:8443/a?b=c", "http://127.0.0.1:9000/x",
-            "http://localhost/x", "http://[::1]:8080/x",
-        ] {
+        for good in ["https://hooks.example.com/shop", "https://example.com:8443/a?b=c"] {
             #expect(throws: Never.self) { try WebhookURL(good) }
+        }
+        for loopback in ["http://127.0.0.1:9000/x", "http://localhost/x", "http://[::1]:8080/x"] {
+            #expect(throws: WebhookError.self) { try WebhookURL(loopback) }
+            #expect(throws: Never.self) { try WebhookURL(loopback, destinations: .publicAndLoopback) }
         }
         for bad in [
             "http://example.com/x", "http://10.0.0.1/x", "ftp://example.com/x", "https://user:pw@example.com/x",
             "https://example.com/x#frag", "https:///nohost", "not a url", "https://example.com/\u{7F}",
             "http://127.0.0.1.evil.com/x", "https://" + String(repeating: "a", count: 2100),
         ] {
-            #expect(throws: WebhookError.self) { try WebhookURL(bad) }
+            #expect(throws: WebhookError.self) { try WebhookURL(bad, destinations: .publicAndLoopback) }
         }
     }
 

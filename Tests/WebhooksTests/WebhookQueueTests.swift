@@ -15,7 +15,8 @@ struct WebhookQueueTests {
 
     static func addEndpoint(_ client: PostgresClient, port: Int = 9) async throws -> WebhookEndpoint {
         try await WebhookStore(client: client).addEndpoint(
-            url: try WebhookURL("http://127.0.0.1:\(port)/hooks"), events: nil, secret: testSecret, actor: "test")
+            url: try WebhookURL("http://127.0.0.1:\(port)/hooks", destinations: .publicAndLoopback), events: nil,
+            secret: testSecret, actor: "test")
     }
 
     @Test("a backlog of 300 events for 10 users leaves 10 due rows, and a claim takes only heads")

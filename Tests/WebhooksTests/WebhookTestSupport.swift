@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import Postgres
+import Synchronization
 import TestSupport
 import Testing
 
@@ -20,13 +21,15 @@ func quickSettings(
         concurrency: concurrency, pollInterval: .milliseconds(50))
 }
 
-/// Runs `workers` delivery workers (each with a pool of its own, as separate servers would have) while
-/// `body` runs.
+/// Runs `workers` delivery workers (each with a pool and HTTP clients of its own, as separate servers
+/// would have) while `body` runs. `destinations` is explicit: the receivers are on loopback, which only
+/// `.publicAndLoopback` (`--webhook-allow-loopback`) reaches. `resolver` answers host names (no DNS here).
 func withDeliveryWorkers<R: Sendable>(
-    _ db: TestDatabase, settings: WebhookDeliverySettings, workers: Int = 1, _ body: () async throws -> R
+    _ db: TestDatabase, settings: WebhookDeliverySettings, workers: Int = 1, destinations: WebhookDestinations,
+    resolver: any WebhookResolver = StaticResolver([:]), logger: Logger? = nil, _ body: () async throws -> R
 ) async throws -> R {
-    var logger = Logger(label: "webhooks-test")
-    logger.logLevel = .critical
+    var logger = logger ?? Logger(label: "webhooks-test")
+    if logger.label == "webhooks-test" { logger.logLevel = .critical }
     let clients = (0..<workers).map { _ in
         PostgresClient(
             configuration: .init(
@@ -34,16 +37,15 @@ func withDeliveryWorkers<R: Sendable>(
                 leaseTimeout: .seconds(120)),
             logger: logger)
     }
-    let http = WebhookPoster.makeClient()
     let result: Result<R, any Error>
     do {
         result = .success(
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for client in clients {
                     let service = WebhookDeliveryService(
-                        store: WebhookStore(client: client), settings: settings, userAgent: "test", logger: logger)
-                    let poster = WebhookPoster(client: http, timeout: settings.timeout, userAgent: "test")
-                    group.addTask { await service.deliverUntilCancelled(poster) }
+                        store: WebhookStore(client: client), settings: settings, userAgent: "test", logger: logger,
+                        destinations: destinations, resolver: resolver)
+                    group.addTask { try await service.run() }
                 }
                 defer { group.cancelAll() }
                 return try await body()
@@ -52,8 +54,67 @@ func withDeliveryWorkers<R: Sendable>(
         result = .failure(error)
     }
     for client in clients { await client.shutdown() }
-    try? await http.shutdown()
     return try result.get()
+}
+
+/// A resolver with the test's answers (none by default): this machine has no DNS to ask, and a name
+/// can be made to resolve to loopback, or to change its answer.
+final class StaticResolver: WebhookResolver {
+    private let answers: Mutex<[String: [String]]>
+
+    init(_ answers: [String: [String]]) {
+        self.answers = Mutex(answers)
+    }
+
+    func set(_ host: String, _ addresses: [String]) {
+        answers.withLock { $0[host] = addresses }
+    }
+
+    func addresses(of host: String) async throws -> [WebhookIPAddress] {
+        let texts = answers.withLock { $0[host] } ?? []
+        guard !texts.isEmpty else { throw WebhookResolutionError(host: host, reason: "not in the test's answers") }
+        return texts.compactMap(WebhookIPAddress.init)
+    }
+}
+
+/// Log entries, recorded (the delivery worker's details of failed attempts).
+final class LogRecorder: Sendable {
+    struct Entry: Sendable {
+        let level: Logger.Level
+        let message: String
+        let metadata: [String: String]
+    }
+
+    private let recorded = Mutex<[Entry]>([])
+
+    var entries: [Entry] { recorded.withLock { $0 } }
+
+    var logger: Logger {
+        var logger = Logger(label: "webhooks-test-recorded") { _ in Handler(recorder: self) }
+        logger.logLevel = .info
+        return logger
+    }
+
+    fileprivate func append(_ entry: Entry) { recorded.withLock { $0.append(entry) } }
+
+    struct Handler: LogHandler {
+        let recorder: LogRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            recorder.append(
+                Entry(
+                    level: event.level, message: event.message.description,
+                    metadata: all.mapValues { "\($0)" }))
+        }
+    }
 }
 
 /// Waits up to `limit` for `condition`.
