@@ -32,11 +32,12 @@ build: deps
 dist: deps
 	SWIFT=$(SWIFT) ./scripts/dist.sh
 
-# Development mode: dev:<uid> tokens and stub receipts are accepted (never in production).
+# Development mode: dev:<uid> tokens and stub receipts are accepted, and webhooks may go to a receiver on this
+# machine's loopback addresses (never in production).
 run: build
 	@echo "ShopLedger: serving on http://$(HOST):$(PORT) (private PostgreSQL under .shopledger/; Ctrl-C stops both)"
 	@echo "ShopLedger: DEVELOPMENT MODE: tokens 'dev:<uid>' and stub receipts are accepted (see README, 'Try it')"
-	.build/release/shopledger serve --host $(HOST) --port $(PORT) --dev-auth --stub-receipts
+	.build/release/shopledger serve --host $(HOST) --port $(PORT) --dev-auth --stub-receipts --webhook-allow-loopback
 
 # The test process starts its own throwaway PostgreSQL cluster (under /tmp) and removes it at exit.
 # The fault scenarios (each spawning the shopledger binary and a cluster, loading it) run on their own

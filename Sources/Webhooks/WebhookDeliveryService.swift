@@ -36,7 +36,9 @@ public protocol WebhookObserver: Sendable {
 /// The delivery worker `serve` runs: claims due deliveries (several servers share the queue through
 /// `SKIP LOCKED`), posts them concurrently, records each attempt, and schedules retries. Delivery is
 /// at least once: a worker that dies after an endpoint answered but before the outcome was recorded
-/// sends that event again (same id) once the claim's lease runs out.
+/// sends that event again (same id) once the claim's lease runs out. Each attempt goes only to an
+/// address `destinations` allows, checked when it is made (``WebhookPoster``); a refused one is a failed
+/// attempt (`destination_refused`), retried on the same schedule as any other.
 public struct WebhookDeliveryService: Service {
     let store: WebhookStore
     let settings: WebhookDeliverySettings
@@ -61,10 +63,12 @@ public struct WebhookDeliveryService: Service {
     }
 
     public func run() async throws {
-        let client = WebhookPoster.makeClient()
-        let poster = WebhookPoster(client: client, timeout: settings.timeout, userAgent: userAgent)
+        let clients = WebhookClients()
+        let poster = WebhookPoster(
+            clients: clients, destinations: destinations, resolver: resolver, timeout: settings.timeout,
+            userAgent: userAgent)
         await cancelWhenGracefulShutdown { await deliverUntilCancelled(poster) }
-        try? await client.shutdown()
+        await clients.shutdown()
     }
 
     /// Keeps up to `concurrency` deliveries in flight: claims what is due whenever a slot is free, and
@@ -159,11 +163,13 @@ public struct WebhookDeliveryService: Service {
         case .retrying(let at):
             outcome = "failed"
             metadata["error"] = "\(result.error ?? "")"
+            if let detail = result.detail { metadata["detail"] = "\(detail)" }
             metadata["retry_at"] = "\(at)"
             logger.info("webhook delivery failed; will retry", metadata: metadata)
         case .gaveUp:
             outcome = "gave_up"
             metadata["error"] = "\(result.error ?? "")"
+            if let detail = result.detail { metadata["detail"] = "\(detail)" }
             logger.warning("webhook delivery given up after the retry window", metadata: metadata)
         case .superseded:
             outcome = result.outcome.rawValue

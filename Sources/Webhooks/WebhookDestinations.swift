@@ -18,7 +18,11 @@ public struct WebhookDestinations: Sendable, Equatable, CustomStringConvertible 
     /// What kind of address `address` is when it may not be a destination ("private (10.0.0.0/8)"); nil
     /// when it may.
     public func refusal(of address: WebhookIPAddress) -> String? {
-        nil
+        switch address.kind {
+        case .public: nil
+        case .loopback: allowsLoopback ? nil : "loopback (allowed only with --webhook-allow-loopback)"
+        case .special(let range): range
+        }
     }
 }
 
@@ -106,6 +110,106 @@ public enum WebhookIPAddress: Sendable, Hashable, CustomStringConvertible {
             var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
             guard inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count)) != nil else { return "?" }
             return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+}
+
+/// What an address is, as far as webhooks go.
+public enum WebhookAddressKind: Sendable, Equatable {
+    /// A public unicast address.
+    case `public`
+    /// 127.0.0.0/8, ::1, or an IPv4-mapped IPv6 form of one.
+    case loopback
+    /// Anything else that is no public unicast address, named with its range ("private (10.0.0.0/8)").
+    case special(String)
+}
+
+/// The ranges refused, from IANA's IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890 and its
+/// updates), taken whole whether or not the registry marks a block "globally reachable" (no webhook
+/// receiver lives in 192.0.0.0/24 or 2001::/23), plus multicast, 240.0.0.0/4 and, for IPv6, anything
+/// outside 2000::/3 (IANA's global unicast space). Forms that embed IPv4 (mapped, NAT64, 6to4) are
+/// judged by the IPv4 address they embed.
+extension WebhookIPAddress {
+    public var kind: WebhookAddressKind {
+        switch self {
+        case .v4(let value):
+            return Self.kind(v4: value)
+        case .v6(let high, let low):
+            return Self.kind(v6: high, low)
+        }
+    }
+
+    static let v4Ranges: [(prefix: UInt32, length: UInt32, name: String)] = [
+        (0x0000_0000, 8, "\"this network\" (0.0.0.0/8)"),
+        (0x0A00_0000, 8, "private (10.0.0.0/8)"),
+        (0x6440_0000, 10, "shared address space, carrier-grade NAT (100.64.0.0/10)"),
+        (0xA9FE_0000, 16, "link-local (169.254.0.0/16)"),
+        (0xAC10_0000, 12, "private (172.16.0.0/12)"),
+        (0xC000_0000, 24, "IETF protocol assignments (192.0.0.0/24)"),
+        (0xC000_0200, 24, "documentation (192.0.2.0/24)"),
+        (0xC058_6300, 24, "6to4 relay anycast (192.88.99.0/24)"),
+        (0xC0A8_0000, 16, "private (192.168.0.0/16)"),
+        (0xC612_0000, 15, "benchmarking (198.18.0.0/15)"),
+        (0xC633_6400, 24, "documentation (198.51.100.0/24)"),
+        (0xCB00_7100, 24, "documentation (203.0.113.0/24)"),
+        (0xE000_0000, 4, "multicast (224.0.0.0/4)"),
+        (0xFFFF_FFFF, 32, "limited broadcast (255.255.255.255)"),
+        (0xF000_0000, 4, "reserved (240.0.0.0/4)"),
+    ]
+
+    static func kind(v4 value: UInt32) -> WebhookAddressKind {
+        if value >> 24 == 127 { return .loopback }
+        for range in v4Ranges where value >> (32 - range.length) == range.prefix >> (32 - range.length) {
+            return .special(range.name)
+        }
+        return .public
+    }
+
+    /// (high 64 bits, low 64 bits, prefix length, name) of the IPv6 ranges refused outright, most
+    /// specific first.
+    static let v6Ranges: [(high: UInt64, low: UInt64, length: Int, name: String)] = [
+        (0x0064_ff9b_0001_0000, 0, 48, "local-use NAT64 (64:ff9b:1::/48)"),
+        (0x0100_0000_0000_0000, 0, 64, "discard-only (100::/64)"),
+        (0x2001_0db8_0000_0000, 0, 32, "documentation (2001:db8::/32)"),
+        (0x2001_0000_0000_0000, 0, 23, "IETF protocol assignments, Teredo among them (2001::/23)"),
+        (0x3fff_0000_0000_0000, 0, 20, "documentation (3fff::/20)"),
+        (0x5f00_0000_0000_0000, 0, 16, "segment routing (5f00::/16)"),
+        (0xfc00_0000_0000_0000, 0, 7, "unique local (fc00::/7)"),
+        (0xfe80_0000_0000_0000, 0, 10, "link-local (fe80::/10)"),
+        (0xfec0_0000_0000_0000, 0, 10, "site-local, deprecated (fec0::/10)"),
+        (0xff00_0000_0000_0000, 0, 8, "multicast (ff00::/8)"),
+    ]
+
+    static func kind(v6 high: UInt64, _ low: UInt64) -> WebhookAddressKind {
+        if high == 0 {
+            if low == 0 { return .special("unspecified (::)") }
+            if low == 1 { return .loopback }
+            // ::ffff:0:0/96, IPv4-mapped: the IPv4 address itself, loopback included.
+            if low >> 32 == 0xFFFF { return kind(v4: UInt32(truncatingIfNeeded: low)) }
+            if low >> 32 == 0 { return .special("IPv4-compatible, deprecated (::/96)") }
+            return .special("not global unicast (outside 2000::/3)")
+        }
+        // 64:ff9b::/96, NAT64: reaches the IPv4 address it embeds.
+        if high == 0x0064_ff9b_0000_0000, low >> 32 == 0 {
+            return embedded(UInt32(truncatingIfNeeded: low), in: "NAT64 (64:ff9b::/96)")
+        }
+        for range in v6Ranges {
+            let shift = UInt64(64 - range.length)
+            if high >> shift == range.high >> shift { return .special(range.name) }
+        }
+        // 2002::/16, 6to4: reaches the IPv4 address in bits 16 to 48.
+        if high >> 48 == 0x2002 {
+            return embedded(UInt32(truncatingIfNeeded: high >> 16), in: "6to4 (2002::/16)")
+        }
+        if high >> 61 != 0b001 { return .special("not global unicast (outside 2000::/3)") }
+        return .public
+    }
+
+    private static func embedded(_ v4: UInt32, in form: String) -> WebhookAddressKind {
+        switch kind(v4: v4) {
+        case .public: .public
+        case .loopback: .special("\(form) of loopback \(WebhookIPAddress.v4(v4))")
+        case .special(let name): .special("\(form) of \(WebhookIPAddress.v4(v4)), \(name)")
         }
     }
 }

@@ -68,16 +68,23 @@ public struct WebhookAttemptResult: Sendable {
     public enum Outcome: String, Sendable { case delivered, failed }
     public let outcome: Outcome
     public let statusCode: Int?
+    /// A ``WebhookFailure``'s raw value: what `webhook_attempts` keeps and operators see.
     public let error: String?
     public let startedAt: Date
     public let duration: Duration
+    /// What exactly happened (the socket's or TLS library's error, the address refused), for the
+    /// server's log only: never stored, never shown by the admin API.
+    public let detail: String?
 
-    public init(outcome: Outcome, statusCode: Int?, error: String?, startedAt: Date, duration: Duration) {
+    public init(
+        outcome: Outcome, statusCode: Int?, error: String?, startedAt: Date, duration: Duration, detail: String? = nil
+    ) {
         self.outcome = outcome
         self.statusCode = statusCode
         self.error = error
         self.startedAt = startedAt
         self.duration = duration
+        self.detail = detail
     }
 }
 

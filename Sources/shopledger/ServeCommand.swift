@@ -6,6 +6,7 @@ import Receipts
 import ServiceLifecycle
 import ShopServer
 import UnixSignals
+import Webhooks
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,6 +39,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if configuration.receipts.acceptsStubReceipts {
             logger.warning("stub receipts and stub notifications are accepted: never do this in production")
+        }
+        if configuration.webhookDestinations.allowsLoopback {
+            logger.warning(
+                "webhooks may go to this machine's loopback addresses (--webhook-allow-loopback): never do this in production"
+            )
         }
         // withClient migrates first, and stops the private cluster after the server has shut down.
         try await database.withClient(
