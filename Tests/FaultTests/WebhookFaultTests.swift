@@ -125,6 +125,47 @@ struct WebhookFaultTests {
         }
     }
 
+    @Test(
+        "without --webhook-allow-loopback, serve refuses to deliver to loopback: the attempt says destination_refused",
+        .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(2)))
+    func loopbackRefusedByDefault() async throws {
+        try await FaultScenario.run("webhooks-refused") { scenario in
+            let receiver = WebhookReceiver(secret: Self.secret, port: try TestCluster.freePort())
+            try await receiver.serving {
+                _ = try await scenario.startServer(options: Self.options.filter { $0 != "--webhook-allow-loopback" })
+                // Stored as another server with the opt-in (or an older release) would have stored them.
+                try await scenario.cluster.withClient { client in
+                    for url in [receiver.url, "http://localhost:\(receiver.port)/hooks"] {
+                        try await client.execute(
+                            """
+                            INSERT INTO webhook_endpoints (url, secret, created_by)
+                            VALUES (\(url)::text, \(Self.secret)::text, 'fault')
+                            """)
+                    }
+                    try await client.execute("INSERT INTO users (uid, profile) VALUES ('hooked', '{}')")
+                    try await client.execute(
+                        """
+                        INSERT INTO support_actions (kind, uid, item_kind, item_index, actor, reason)
+                        VALUES ('grant', 'hooked', 'face', 1, 'fault', 'a webhook event')
+                        """)
+                }
+                let start = ContinuousClock.now
+                var errors: [String?] = []
+                while ContinuousClock.now - start < .seconds(60) {
+                    errors = try await scenario.cluster.withClient { client in
+                        try await client.query("SELECT error FROM webhook_attempts ORDER BY attempt_id").map {
+                            try $0.decode(String?.self, at: 0)
+                        }
+                    }
+                    if errors.count >= 4 { break }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(errors.count >= 4 && errors.allSatisfy { $0 == "destination_refused" }, "\(errors)")
+                #expect(receiver.requests == 0, "nothing reached the receiver")
+            }
+        }
+    }
+
     /// Runs `load` until `count` purchases were acknowledged.
     static func purchases(_ load: PurchaseLoad, _ scenario: FaultScenario, until count: Int) async throws {
         let record = LoadRecord()

@@ -133,9 +133,11 @@ struct WebhookDestinationDeliveryTests {
             receiver.set(.status(503))
             try await writeGrantEvents(db.client, users: 1, perUser: 1)
             try await receiver.serving {
+                // A timeout well past a refused connect or a failed handshake: beside every other suite, 0.5 s
+                // was passed by both (they were recorded as timeouts).
                 try await withDeliveryWorkers(
-                    db, settings: quickSettings(), destinations: .publicAndLoopback, resolver: StaticResolver([:]),
-                    logger: logs.logger
+                    db, settings: quickSettings(timeout: .seconds(5)), destinations: .publicAndLoopback,
+                    resolver: StaticResolver([:]), logger: logs.logger
                 ) {
                     for endpoint in [refusedPort, tls, status, unresolved] {
                         try await eventually("endpoint \(endpoint) tried") {
