@@ -178,6 +178,29 @@ struct WebhookDestinationTests {
         }
     }
 
+    @Test("pinned clients: kept while the answers include the address, replaced when not, at most 64 idle hosts")
+    func pinnedClients() async throws {
+        // Clients are made and shut down, never used: no connection is opened.
+        let clients = WebhookClients()
+        let one = try #require(WebhookIPAddress("127.0.0.1"))
+        let two = try #require(WebhookIPAddress("127.0.0.2"))
+        let first = try await clients.lease(host: "one.shopledger.test", addresses: [one])
+        let again = try await clients.lease(host: "one.shopledger.test", addresses: [two, one])
+        #expect(again.client === first.client && again.address == one, "the pinned address is still an answer")
+        let moved = try await clients.lease(host: "one.shopledger.test", addresses: [two])
+        #expect(moved.client !== first.client && moved.address == two, "a new answer: a new client")
+        let direct = try await clients.leaseDirect()
+        #expect(direct.address == nil && direct.client !== moved.client)
+        for lease in [first, again, moved, direct] { await clients.release(lease) }
+        for index in 0..<(WebhookClients.maximumHosts + 6) {
+            let lease = try await clients.lease(host: "h\(index).shopledger.test", addresses: [one])
+            await clients.release(lease)
+        }
+        #expect(await clients.pinnedHosts == WebhookClients.maximumHosts, "the least recently used idle ones went")
+        await clients.shutdown()
+        await #expect(throws: (any Error).self) { try await clients.leaseDirect() }
+    }
+
     @Test("inet_aton's readings of IPv4, and the standard forms the HTTP client connects to without resolving")
     func parsing() {
         #expect(WebhookIPAddress.inetAton("127.1") == .v4(0x7F00_0001))
