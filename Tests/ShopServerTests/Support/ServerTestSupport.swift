@@ -33,7 +33,7 @@ enum ServerTest {
                 receiptRootCertificates: [.appleIncRoot, TestReceiptPKI.shared.rootCertificate],
                 acceptsStubReceipts: true,
                 stubSecret: stubSecret),
-            refusedProofLimit: .off)
+            refusedProofLimit: .off, refusedNotificationLimit: .off)
     }
 
     static var quietLogger: Logger {

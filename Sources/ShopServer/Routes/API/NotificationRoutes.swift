@@ -41,22 +41,26 @@ struct NotificationRoutes {
             metrics.recordRateLimited("notifications_in_flight")
             throw error
         }
-        var verified = false
-        defer { admission.release(ticket, verified: verified) }
-        let input = try await body.json(APIBodies.NotificationRequest.self, of: request)
+        // The ticket is held while the notification is read and verified, and handed back with its verdict
+        // (storing and applying it are the database's work, bounded by the pool).
+        let input: APIBodies.NotificationRequest
         let notification: VerifiedNotification
+        do {
+            input = try await body.json(APIBodies.NotificationRequest.self, of: request)
+        } catch {
+            admission.release(ticket, verified: error is CancellationError)
+            throw error
+        }
         do throws(ReceiptRefusal) {
             notification = try await prover.verifyNotification(input.signedPayload)
+            admission.release(ticket, verified: true)
         } catch {
             // Cut short (the deadline passed, the server is stopping): no verdict, so Apple retries.
-            if error.reason == .cancelled {
-                verified = true
-                throw CancellationError()
-            }
+            admission.release(ticket, verified: error.reason == .cancelled)
+            if error.reason == .cancelled { throw CancellationError() }
             metrics.recordNotification(type: "unknown", outcome: "refused")
             throw APIError(.badRequest, code: error.reason.rawValue, message: error.message)
         }
-        verified = true
         // A signed notification may carry any type string: only the shop's own become label values.
         let type =
             VerifiedNotification.NotificationType.recognised.contains(notification.notificationType)
