@@ -7,11 +7,14 @@ import Testing
 /// are timed before and during the flood (docs/security.md): the buyer's purchases must all succeed, at a
 /// p99 within twice the quiet p99 plus 50 ms, and `/healthz` must answer on fresh connections.
 ///
+/// One at a time, and on their own in `make test` and `make test-faults` (beside the half-open flood of
+/// `HostileRequestTests`, a full accept queue cost fresh connections a second-long SYN retry).
+///
 /// The latency target is for a release build (`make test-faults` runs these against the release
 /// artifact's binary). Against a debug build (`make test`) every request costs several times as much and
 /// the test process floods from the same two cores, so the bound there is four times the quiet p99 plus
 /// 150 ms: still far below what the floods did on main (purchases reset, or seconds).
-@Suite("Faults: floods beside a buyer")
+@Suite("Faults: floods beside a buyer", .serialized)
 struct FloodTests {
     /// A request head for the notifications route that declares a large body, and one byte of it.
     static let stalledHead =

@@ -5,7 +5,7 @@ import Synchronization
 /// An attacker's connections: each sends one request, reads the answer, and (when `repeating`) sends it
 /// again, as fast as the server answers, from local source addresses taken in turn (127.0.0.0/8 is all
 /// loopback, so one machine can be many clients). A connection the server closes is opened again while
-/// the flood runs. Answers are counted by status; 0 counts connections closed or refused.
+/// a repeating flood runs. Answers are counted by status; 0 counts connections the server closed or refused.
 ///
 /// NIO on one event loop thread: thousands of connections cost the test process little besides sockets.
 final class RequestFlood: Sendable {
@@ -126,8 +126,11 @@ private final class FloodHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if flood.isRunning { flood.count(0) }
-        if flood.keepsSending { flood.reconnect(from: source) }
+        // Closed by the server while the flood still sends on it: counted, and opened again.
+        if flood.keepsSending {
+            flood.count(0)
+            flood.reconnect(from: source)
+        }
         context.fireChannelInactive()
     }
 
