@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import NIOCore
 import TestSupport
 import Testing
@@ -123,6 +124,42 @@ struct FloodTests {
             scenario.report(
                 "\(limit) stalled bodies then \(newcomers) more: buyer quiet \(quietLatency), during \(floodLatency), "
                     + "\(failed.count) failed; fresh /healthz \(health.map { "\($0.0.prefix(12)) \(ms($0.1))" })")
+        }
+    }
+
+    @Test(
+        "a body that dribbles is answered at the request timeout, and its connection closed",
+        .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(2)))
+    func dribbledBody() async throws {
+        try await FaultScenario.run("dribbled-body") { scenario in
+            let server = try await scenario.startServer(options: ["--request-timeout", "2", "--idle-timeout", "5"])
+            let connection = try HalfOpenConnections(count: 1, port: server.port, partial: Self.stalledHead)
+            defer { connection.close() }
+            let descriptor = try #require(connection.descriptors.first)
+            // A byte every 200 ms: never idle, never done. Read what comes back meanwhile.
+            var answer: [UInt8] = []
+            var closed = false
+            let start = ContinuousClock.now
+            while !closed, ContinuousClock.now - start < .seconds(8) {
+                _ = send(descriptor, " ", 1, Int32(MSG_NOSIGNAL))
+                try await Task.sleep(for: .milliseconds(200))
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let read = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                    if read > 0 {
+                        answer += buffer[0..<read]
+                    } else {
+                        closed = read == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+                        break
+                    }
+                }
+            }
+            let took = ContinuousClock.now - start
+            let text = String(decoding: answer, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 503"), "\(text.prefix(200))")
+            #expect(text.lowercased().contains("connection: close"), "\(text.prefix(400))")
+            #expect(closed, "the server closed the connection (waited \(ms(took)))")
+            scenario.report("a body dribbled a byte per 200 ms: \(text.prefix(12)) and closed after \(ms(took))")
         }
     }
 
