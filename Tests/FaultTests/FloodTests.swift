@@ -74,19 +74,12 @@ struct FloodTests {
         let limit = FaultSettings.all ? 4096 : 400
         try await FaultScenario.run("stalled-bodies") { scenario in
             let server = try await scenario.startServer(options: ["--max-connections", String(limit)])
-            let load = PurchaseLoad(scenario: "stall", workers: 1, baseURL: server.baseURL)
-            try await load.registerUsers(scenario.http)
-            let purchases = FaultSettings.all ? 200 : 60
-            _ = await Self.buy(20, as: load.uid(0), tag: "warm", server: server, http: scenario.http)
-            let quiet = await Self.buy(
-                purchases, for: .seconds(FaultSettings.all ? 10 : 4), as: load.uid(0), tag: "quiet", server: server,
-                http: scenario.http)
+            let buyer = try await Buyer.timedQuiet(in: scenario, server: server, tag: "stall")
 
             // The table filled with stalled bodies, then newcomers all through the buyer's turn.
             let flood = try HalfOpenConnections(count: limit, port: server.port, partial: Self.stalledHead)
             defer { flood.close() }
             let stop = StopSignal()
-            // The attacker's newcomers, held until the buyer is done.
             async let attacker: Int = {
                 // The server sheds the stalest as these come; the attacker lets go of its oldest too, so as
                 // not to hold more sockets than the table has room for.
@@ -103,27 +96,11 @@ struct FloodTests {
                 for connections in held { connections.close() }
                 return opened
             }()
-            let during = await Self.buy(
-                purchases, for: .seconds(FaultSettings.all ? 20 : 8), as: load.uid(0), tag: "flood", server: server,
-                http: scenario.http)
-            var health: [(String, Duration)] = []
-            for _ in 0..<10 { health.append(await Self.freshHealth(port: server.port)) }
+            let figures = await buyer.timedDuringFlood()
             stop.set()
             let newcomers = await attacker
-
-            let quietLatency = LatencySummary(quiet.map { $0.finished - $0.started })
-            let floodLatency = LatencySummary(during.map { $0.finished - $0.started })
-            let failed = during.filter { !$0.acknowledged }
-            #expect(server.child.exit == nil, "the server is alive:\n\(server.child.logTail())")
-            #expect(failed.count == 0, "\(failed.count) of \(during.count) failed: \(failed.prefix(3).map(\.outcome))")
-            #expect(
-                floodLatency.p99 <= (try Self.allowedP99(quiet: quietLatency.p99)),
-                "p99 \(ms(floodLatency.p99)) during, \(ms(quietLatency.p99)) quiet")
-            #expect(health.allSatisfy { $0.0.hasPrefix("HTTP/1.1 200") }, "\(health.map(\.0))")
-            #expect(Self.errorLines(scenario).isEmpty, "\(Self.errorLines(scenario).prefix(3))")
-            scenario.report(
-                "\(limit) stalled bodies then \(newcomers) more: buyer quiet \(quietLatency), during \(floodLatency), "
-                    + "\(failed.count) failed; fresh /healthz \(health.map { "\($0.0.prefix(12)) \(ms($0.1))" })")
+            try figures.check(scenario, server: server)
+            scenario.report("\(limit) stalled bodies then \(newcomers) more: \(figures)")
         }
     }
 
@@ -190,13 +167,7 @@ struct FloodTests {
         let connections = FaultSettings.all ? 1500 : 500
         try await FaultScenario.run("junk-notifications") { scenario in
             let server = try await scenario.startServer()
-            let load = PurchaseLoad(scenario: "junk", workers: 1, baseURL: server.baseURL)
-            try await load.registerUsers(scenario.http)
-            let purchases = FaultSettings.all ? 200 : 60
-            _ = await Self.buy(20, as: load.uid(0), tag: "warm", server: server, http: scenario.http)
-            let quiet = await Self.buy(
-                purchases, for: .seconds(FaultSettings.all ? 10 : 4), as: load.uid(0), tag: "quiet", server: server,
-                http: scenario.http)
+            let buyer = try await Buyer.timedQuiet(in: scenario, server: server, tag: "junk")
 
             // A valid ES256 signature over a chain of the attacker's own: each one the server verifies
             // costs it a signature and a chain; 100 source addresses, so that per-address limits alone
@@ -208,38 +179,17 @@ struct FloodTests {
             let flood = try await RequestFlood.start(
                 connections: connections, port: server.port,
                 request: Self.post("/api/v1/notifications/app-store", body: junk), sources: Self.sources(100))
-            let floodStarted = ContinuousClock.now
             try await Self.waitForAnswers(flood, 2 * connections)
-            let settled = ContinuousClock.now
-            let during = await Self.buy(
-                purchases, for: .seconds(FaultSettings.all ? 20 : 8), as: load.uid(0), tag: "flood", server: server,
-                http: scenario.http)
-            var health: [(String, Duration)] = []
-            for _ in 0..<10 { health.append(await Self.freshHealth(port: server.port)) }
-            let bought = ContinuousClock.now
+            let figures = await buyer.timedDuringFlood()
             let answers = await flood.stop()
-            print(
-                "junk flood: settled in \(ms(settled - floodStarted)), buyer and probes \(ms(bought - settled)), "
-                    + "stopped in \(ms(.now - bought))")
-
-            let quietLatency = LatencySummary(quiet.map { $0.finished - $0.started })
-            let floodLatency = LatencySummary(during.map { $0.finished - $0.started })
-            let failed = during.filter { !$0.acknowledged }
-            #expect(server.child.exit == nil, "the server is alive:\n\(server.child.logTail())")
-            #expect(failed.count == 0, "\(failed.count) of \(during.count) failed: \(failed.prefix(3).map(\.outcome))")
-            #expect(
-                floodLatency.p99 <= (try Self.allowedP99(quiet: quietLatency.p99)),
-                "p99 \(ms(floodLatency.p99)) during, \(ms(quietLatency.p99)) quiet")
-            #expect(health.allSatisfy { $0.0.hasPrefix("HTTP/1.1 200") }, "\(health.map(\.0))")
-            #expect(Self.errorLines(scenario).isEmpty, "\(Self.errorLines(scenario).prefix(3))")
+            try figures.check(scenario, server: server)
             #expect(Set(answers.keys).isSubset(of: [0, 400, 429, 503]), "\(answers)")
             // Verified: at most each address's refused-notification allowance (30/60 by default), and
             // one more per 2 s each for the refill while the flood ran.
             #expect((answers[400] ?? 0) <= 100 * (30 + 60), "\(answers)")
             scenario.report(
-                "\(connections) connections of junk notifications from 100 addresses, answered \(answers.sorted { $0.key < $1.key }); "
-                    + "buyer quiet \(quietLatency), during \(floodLatency), \(failed.count) failed; "
-                    + "fresh /healthz slowest \(ms(health.map(\.1).max() ?? .zero))")
+                "\(connections) connections of junk notifications from 100 addresses, answered "
+                    + "\(answers.sorted { $0.key < $1.key }); \(figures)")
         }
     }
 
@@ -274,6 +224,67 @@ struct FloodTests {
             #expect(Self.errorLines(scenario).isEmpty, "\(Self.errorLines(scenario).prefix(3))")
             scenario.report(
                 "\(proofs) forged transactions at once from one account: \(answers.sorted { $0.key < $1.key })")
+        }
+    }
+}
+
+/// The buyer beside a flood: its purchases timed while the server is quiet (after a warm-up), then
+/// during the flood, with fresh `/healthz` probes.
+struct Buyer {
+    let uid: String
+    let server: ServerProcess
+    let http: FaultHTTP
+    let quiet: [PurchaseAttempt]
+
+    static var purchases: Int { FaultSettings.all ? 200 : 60 }
+
+    /// Registers the buyer, warms the server up, and times the quiet purchases (over seconds).
+    static func timedQuiet(in scenario: FaultScenario, server: ServerProcess, tag: String) async throws -> Buyer {
+        let load = PurchaseLoad(scenario: tag, workers: 1, baseURL: server.baseURL)
+        try await load.registerUsers(scenario.http)
+        let uid = load.uid(0)
+        _ = await FloodTests.buy(20, as: uid, tag: "warm", server: server, http: scenario.http)
+        let quiet = await FloodTests.buy(
+            purchases, for: .seconds(FaultSettings.all ? 10 : 4), as: uid, tag: "quiet", server: server,
+            http: scenario.http)
+        return Buyer(uid: uid, server: server, http: scenario.http, quiet: quiet)
+    }
+
+    /// The purchases timed while the flood runs, and ten `/healthz` on fresh connections after them.
+    func timedDuringFlood() async -> Figures {
+        let during = await FloodTests.buy(
+            Self.purchases, for: .seconds(FaultSettings.all ? 20 : 8), as: uid, tag: "flood", server: server,
+            http: http)
+        var health: [(String, Duration)] = []
+        for _ in 0..<10 { health.append(await FloodTests.freshHealth(port: server.port)) }
+        return Figures(quiet: quiet, during: during, health: health)
+    }
+
+    struct Figures: CustomStringConvertible {
+        let quiet: [PurchaseAttempt]
+        let during: [PurchaseAttempt]
+        let health: [(String, Duration)]
+
+        var quietLatency: LatencySummary { LatencySummary(quiet.map { $0.finished - $0.started }) }
+        var floodLatency: LatencySummary { LatencySummary(during.map { $0.finished - $0.started }) }
+        var failed: [PurchaseAttempt] { during.filter { !$0.acknowledged } }
+
+        /// What every flood must leave: the server alive, every purchase acknowledged within the p99
+        /// bound, `/healthz` answering, no error line in the log.
+        func check(_ scenario: FaultScenario, server: ServerProcess) throws {
+            let failed = failed
+            #expect(server.child.exit == nil, "the server is alive:\n\(server.child.logTail())")
+            #expect(failed.count == 0, "\(failed.count) of \(during.count) failed: \(failed.prefix(3).map(\.outcome))")
+            #expect(
+                floodLatency.p99 <= (try FloodTests.allowedP99(quiet: quietLatency.p99)),
+                "p99 \(ms(floodLatency.p99)) during, \(ms(quietLatency.p99)) quiet")
+            #expect(health.allSatisfy { $0.0.hasPrefix("HTTP/1.1 200") }, "\(health.map(\.0))")
+            #expect(FloodTests.errorLines(scenario).isEmpty, "\(FloodTests.errorLines(scenario).prefix(3))")
+        }
+
+        var description: String {
+            "buyer quiet \(quietLatency), during \(floodLatency), \(failed.count) failed; fresh /healthz slowest "
+                + ms(health.map(\.1).max() ?? .zero)
         }
     }
 }

@@ -27,7 +27,7 @@ struct MalformedHTTPTests {
                 #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer)")
             }
         }
-        let errors = log.records.filter { $0.level >= .error }
+        let errors = log.entries.filter { $0.level >= .error }
         #expect(errors.isEmpty, "\(errors.map(\.line))")
     }
 }

@@ -77,46 +77,6 @@ final class StaticResolver: WebhookResolver {
     }
 }
 
-/// Log entries, recorded (the delivery worker's details of failed attempts).
-final class LogRecorder: Sendable {
-    struct Entry: Sendable {
-        let level: Logger.Level
-        let message: String
-        let metadata: [String: String]
-    }
-
-    private let recorded = Mutex<[Entry]>([])
-
-    var entries: [Entry] { recorded.withLock { $0 } }
-
-    var logger: Logger {
-        var logger = Logger(label: "webhooks-test-recorded") { _ in Handler(recorder: self) }
-        logger.logLevel = .info
-        return logger
-    }
-
-    fileprivate func append(_ entry: Entry) { recorded.withLock { $0.append(entry) } }
-
-    struct Handler: LogHandler {
-        let recorder: LogRecorder
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            recorder.append(
-                Entry(
-                    level: event.level, message: event.message.description,
-                    metadata: all.mapValues { "\($0)" }))
-        }
-    }
-}
-
 /// Waits up to `limit` for `condition`.
 func eventually(
     within limit: Duration = .seconds(30), _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
