@@ -54,6 +54,15 @@ public struct GitHubMarkdown: Sendable {
     }
 
     /// Every table row, each cell's inner HTML as rendered (header cells too).
+    /// The elements the revenue report's own Markdown makes; anything else came from outside text.
+    public static let reportElements: Set<String> = [
+        "h1", "h2", "h3", "p", "ul", "li", "strong", "em", "code", "pre", "hr", "table", "thead", "tbody", "tr", "th",
+        "td",
+    ]
+
+    /// Elements in the rendering that the report does not make itself (a link, an image, raw HTML, …).
+    public var foreignElements: Set<String> { elements.subtracting(Self.reportElements) }
+
     public var tableRows: [[String]] {
         html.matches(of: /<tr>(.*?)<\/tr>/.dotMatchesNewlines()).map { row in
             row.output.1.matches(of: /<t[dh][^>]*>(.*?)<\/t[dh]>/.dotMatchesNewlines()).map { String($0.output.1) }
