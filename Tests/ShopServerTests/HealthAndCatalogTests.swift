@@ -88,6 +88,31 @@ struct HealthAndCatalogTests {
         }
     }
 
+    @Test(
+        "/readyz is 503 database_read_only on a database that takes no writes (a standby, a demoted primary): it cannot record a purchase; /livez and /healthz stay 200"
+    )
+    func readOnlyIsNotReady() async throws {
+        try await withTestDatabase { db in
+            try await db.client.execute(
+                PostgresQuery(unsafeSQL: "ALTER DATABASE \"\(db.name)\" SET default_transaction_read_only = on"))
+            // New sessions are read-only, as every session on a standby is.
+            let readOnly = PostgresClient(configuration: .init(connection: .init(url: db.url), minimumConnections: 0))
+            let app = try buildApplication(
+                configuration: ServerTest.configuration(), client: readOnly, logger: ServerTest.quietLogger)
+            try await app.test(.router) { client in
+                try await client.execute(uri: "/readyz", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(String(buffer: response.body).contains("database_read_only"))
+                }
+                try await client.execute(uri: "/readyz", method: .head) { #expect($0.status == .serviceUnavailable) }
+                try await client.execute(uri: "/livez", method: .get) { #expect($0.status == .ok) }
+                try await client.execute(uri: "/livez", method: .head) { #expect($0.status == .ok) }
+                try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+            }
+            await readOnly.shutdown()
+        }
+    }
+
     @Test("invalid configuration is refused with a clear message")
     func configurationValidation() throws {
         try ServerTest.configuration().validate()

@@ -28,6 +28,8 @@ struct RouteAccessTests {
     }
 
     static let expected: [String: Access] = [
+        "GET /livez": .public,
+        "HEAD /livez": .public,
         "GET /healthz": .public,
         "HEAD /healthz": .public,
         "GET /readyz": .public,
