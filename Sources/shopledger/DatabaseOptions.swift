@@ -38,7 +38,7 @@ struct DatabaseOptions: ParsableArguments {
     @Option(
         name: .customLong("dead-peer-timeout"),
         help: ArgumentHelp(
-            "Seconds after which a silent TCP connection to PostgreSQL counts as dead (keepalives and tcp_user_timeout; not used on Unix sockets; 0: the system's defaults). Default: $SHOPLEDGER_DEAD_PEER_TIMEOUT or 30",
+            "Seconds after which a silent TCP connection to PostgreSQL counts as dead (keepalives and tcp_user_timeout; not used on Unix sockets; 0: the system's defaults). Default: $SHOPLEDGER_DEAD_PEER_TIMEOUT or 10",
             valueName: "seconds"))
     var deadPeerTimeout: Double?
 
@@ -59,7 +59,7 @@ struct DatabaseOptions: ParsableArguments {
             idleInTransactionTimeout, "SHOPLEDGER_IDLE_IN_TRANSACTION_TIMEOUT", default: fallback,
             name: "--idle-in-transaction-timeout")
         let deadPeer = try Self.seconds(
-            deadPeerTimeout, "SHOPLEDGER_DEAD_PEER_TIMEOUT", default: 30, name: "--dead-peer-timeout")
+            deadPeerTimeout, "SHOPLEDGER_DEAD_PEER_TIMEOUT", default: 10, name: "--dead-peer-timeout")
         return (statement, idle, deadPeer)
     }
 

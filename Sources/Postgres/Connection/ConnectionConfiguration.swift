@@ -10,7 +10,9 @@ import Foundation
 public struct ConnectionConfiguration: Sendable, Hashable {
     public var url: String
     public var applicationName: String
-    /// Seconds libpq waits for a connection to be made (0: no limit).
+    /// Seconds libpq waits for a connection to be made, per host of a multi-host conninfo (0: no
+    /// limit). 2, libpq's smallest: a dead first host (silent, after a failover) costs each new
+    /// connection this much before libpq tries the next.
     public var connectTimeoutSeconds: Int
     /// Statements with parameters each connection keeps prepared on the server, least recently
     /// used evicted first (0: send every statement unnamed, parsed and planned on each call).
@@ -35,9 +37,9 @@ public struct ConnectionConfiguration: Sendable, Hashable {
     public var deadPeerTimeout: Duration?
 
     public init(
-        url: String = "", applicationName: String = "shopledger", connectTimeoutSeconds: Int = 5,
+        url: String = "", applicationName: String = "shopledger", connectTimeoutSeconds: Int = 2,
         preparedStatementCacheSize: Int = 128, preparedStatementMaxUses: Int = 5_000, statementTimeout: Duration? = nil,
-        idleInTransactionSessionTimeout: Duration? = nil, deadPeerTimeout: Duration? = .seconds(30)
+        idleInTransactionSessionTimeout: Duration? = nil, deadPeerTimeout: Duration? = .seconds(10)
     ) {
         self.url = url
         self.applicationName = applicationName
