@@ -140,7 +140,11 @@ public struct LocalPostgres: Sendable {
             "max_wal_size": "4GB",
             "checkpoint_timeout": "15min",
         ]
-        if !options.durable {
+        if options.durable {
+            // pg_rewind can bring a primary that lost a failover back as a standby of the new one
+            // (docs/operations.md, "Without Patroni"): it needs hint-bit changes in the WAL.
+            settings["wal_log_hints"] = "on"
+        } else {
             settings["fsync"] = "off"
             settings["synchronous_commit"] = "off"
             settings["full_page_writes"] = "off"
