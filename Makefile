@@ -12,7 +12,7 @@ PORT ?= 8080
 FUZZ_SECONDS ?= 60
 FUZZ_FAULT_SECONDS ?= 120
 
-.PHONY: run test test-faults fuzz build bench deps deps-test clean lint dist
+.PHONY: run test test-faults test-ha fuzz build bench deps deps-test clean lint dist
 
 # Building and running need PostgreSQL's binaries, libpq and pkg-config only; the tests also need HAProxy,
 # nginx and openssl, pgBackRest, zlib's headers (CZlib: only the ReportsTests target links it), Chromium,
@@ -86,8 +86,21 @@ test-faults: deps-test
 	SHOPLEDGER_FAULT_TESTS=all $(SWIFT) test --skip-build --filter '$(SCALING_FAULTS)'
 	tarball=$$(SWIFT=$(SWIFT) ./scripts/dist.sh) && \
 	  SHOPLEDGER_FAULT_TESTS=all SHOPLEDGER_DIST_TARBALL="$$tarball" $(SWIFT) test --skip-build --filter '$(RELEASE_ARTIFACT)'
+	HA_BINARY=$(CURDIR)/.build-dist/release/shopledger $(MAKE) --no-print-directory test-ha
 	./scripts/fuzz-openapi.sh
 	SWIFT=$(SWIFT) FUZZ_SECONDS=$(FUZZ_FAULT_SECONDS) ./scripts/fuzz.sh
+
+# Failover without a person (docs/operations.md, "Failover with Patroni"): three PostgreSQL nodes under
+# Patroni, each in a network namespace of its own (root), one etcd, HAProxy, two servers under load;
+# HA_ROUNDS rounds of five leader faults, audited. The targets are a release build's: it builds one
+# (.build-dist, as `make dist`) unless HA_BINARY names a shopledger binary.
+HA_ROUNDS ?= 3
+test-ha:
+	@./scripts/install-deps.sh --for ha
+	$(SWIFT) build --build-tests
+	binary="$(HA_BINARY)"; if [ -z "$$binary" ]; then SWIFT=$(SWIFT) ./scripts/dist.sh >/dev/null && binary=$(CURDIR)/.build-dist/release/shopledger; fi; \
+	  SHOPLEDGER_FAULT_TESTS=all SHOPLEDGER_HA_ROUNDS=$(HA_ROUNDS) SHOPLEDGER_BINARY="$$binary" \
+	  $(SWIFT) test --skip-build --filter FaultTests.PatroniFailoverTests
 
 # Coverage-guided fuzzing with libFuzzer (from the Swift toolchain): builds the instrumented shopledger-fuzz
 # into .build-fuzz, runs each target for FUZZ_SECONDS on a working copy of its corpus (Fuzz/corpus stays as

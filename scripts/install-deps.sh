@@ -13,6 +13,8 @@
 #              render the Markdown reports with it). `make run`'s private cluster is a development one and has no
 #              backups: a server host that wants them installs pgbackrest itself (docs/operations.md,
 #              "Backups and the restore drill").
+#   --for ha:  that of test, plus the failover scenarios' (`make test-ha`): Patroni, etcd (the server) and
+#              curl (scripts/ha-lab.sh asks Patroni's REST API with it), iproute2 (network namespaces).
 set -euo pipefail
 
 purpose=run
@@ -27,15 +29,15 @@ while (($# > 0)); do
         shift
         ;;
     *)
-        echo "usage: $0 [--for run|test]" >&2
+        echo "usage: $0 [--for run|test|ha]" >&2
         exit 2
         ;;
     esac
 done
 case "$purpose" in
-run | test) ;;
+run | test | ha) ;;
 *)
-    echo "error: --for takes run or test, not '$purpose'" >&2
+    echo "error: --for takes run, test or ha, not '$purpose'" >&2
     exit 2
     ;;
 esac
@@ -50,7 +52,7 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkgconf)
 { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq; } || missing+=(libpq-dev)
 id postgres >/dev/null 2>&1 || [[ " ${missing[*]} " == *" postgresql "* ]] || missing+=(postgresql)
 [[ -f /usr/include/zlib.h ]] || missing+=(zlib1g-dev)
-if [[ $purpose == test ]]; then
+if [[ $purpose == test || $purpose == ha ]]; then
     command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
     command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
     command -v openssl >/dev/null 2>&1 || missing+=(openssl)
@@ -59,6 +61,12 @@ if [[ $purpose == test ]]; then
     command -v cmark-gfm >/dev/null 2>&1 || missing+=(cmark-gfm)
     # A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
     { command -v fc-list >/dev/null 2>&1 && fc-list :lang=ko | grep -q .; } || missing+=(fonts-nanum)
+fi
+if [[ $purpose == ha ]]; then
+    command -v patroni >/dev/null 2>&1 || missing+=(patroni)
+    command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+    command -v curl >/dev/null 2>&1 || missing+=(curl)
+    command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 fi
 
 if ((${#missing[@]} == 0)); then

@@ -47,6 +47,9 @@ struct PurchaseLoad: Sendable {
     let baseURL: String
     var backoffAfterFailure: Duration = .milliseconds(20)
     var requestTimeout: TimeAmount = .seconds(30)
+    /// Added to the worker's number in signed transactions' ids, which carry no scenario name: two loads
+    /// on one database need different offsets.
+    var signedIdOffset = 0
 
     func uid(_ worker: Int) -> String { "\(scenario)-user-\(worker)" }
 
@@ -73,7 +76,7 @@ struct PurchaseLoad: Sendable {
                         // Signed transactions carry numeric ids, like Apple's; stub ids say where they come from.
                         let transaction =
                             way == .jsonSigned
-                            ? "9\(String(format: "%03d", worker))\(String(format: "%07d", sequence))"
+                            ? "9\(String(format: "%03d", worker + signedIdOffset))\(String(format: "%07d", sequence))"
                             : "\(scenario)-w\(worker)-\(sequence)"
                         let request = PurchaseRequest(
                             way: way, uid: uid(worker), transactionId: transaction,
