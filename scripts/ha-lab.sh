@@ -73,7 +73,7 @@ cmd_up() {
     done
 
     mkdir -p "$dir/etcd"
-    setsid etcd --name witness --data-dir "$dir/etcd/data" \
+    setsid etcd --name witness --data-dir "$dir/etcd/data" --enable-v2=true \
         --listen-client-urls "http://$subnet.1:2379" --advertise-client-urls "http://$subnet.1:2379" \
         --listen-peer-urls "http://$subnet.1:2380" --initial-advertise-peer-urls "http://$subnet.1:2380" \
         --initial-cluster "witness=http://$subnet.1:2380" >"$dir/etcd/etcd.log" 2>&1 &
@@ -105,7 +105,7 @@ cmd_up() {
         -e "s|@NODE3@|$(address node3)|" "$here/deploy/haproxy/haproxy.cfg" >"$dir/haproxy.cfg"
     echo "$haproxy_port" >"$dir/haproxy-port"
     haproxy -f "$dir/haproxy.cfg" -D -p "$dir/haproxy.pid" >"$dir/haproxy.log" 2>&1
-    # HAProxy starts with every node up; two failed checks (a second apart) mark the replicas down.
+    # HAProxy starts with every node up; three failed checks (half a second apart) mark the replicas down.
     sleep 3
 
     local leader; leader=$(cmd_leader "$dir")

@@ -59,6 +59,8 @@ if [[ $purpose == test || $purpose == ha ]]; then
     command -v pgbackrest >/dev/null 2>&1 || missing+=(pgbackrest)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     command -v cmark-gfm >/dev/null 2>&1 || missing+=(cmark-gfm)
+    # python3's http.server plays Patroni's REST API for `standby cluster`'s test.
+    command -v python3 >/dev/null 2>&1 || missing+=(python3)
     # A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
     { command -v fc-list >/dev/null 2>&1 && fc-list :lang=ko | grep -q .; } || missing+=(fonts-nanum)
 fi

@@ -9,7 +9,9 @@ struct StandbyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "standby",
         abstract: "Run a hot standby (a streaming replica) of the private PostgreSQL under --data-dir.",
-        subcommands: [StandbyStartCommand.self, StandbyStopCommand.self, StandbyStatusCommand.self])
+        subcommands: [
+            StandbyStartCommand.self, StandbyStopCommand.self, StandbyStatusCommand.self, StandbyClusterCommand.self,
+        ])
 }
 
 /// Where the primary (the private cluster) and its standby are.

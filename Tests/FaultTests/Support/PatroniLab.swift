@@ -84,7 +84,11 @@ struct PatroniLab: Sendable {
                     return answer?.status == 200 ? node : nil
                 }
             }
-            for await node in group where node != nil { return node }
+            // The first 200 is the answer: the others (a dead node's ask runs to its timeout) are not waited for.
+            for await node in group where node != nil {
+                group.cancelAll()
+                return node
+            }
             return nil
         }
     }
