@@ -158,7 +158,9 @@ struct PatroniFailoverTests {
         scenario.report("shopledger standby cluster after the rounds:\n\(after.output)")
 
         let attempts = records.flatMap(\.all) + extra.all
-        let audit = try await withLeaderClient(lab) { try await LedgerAudit.audit(attempts, client: $0) }
+        let audit = try await PostgresClient.scoped(
+            .init(connection: .init(url: lab.url), minimumConnections: 0, maximumConnections: 2)
+        ) { try await LedgerAudit.audit(attempts, client: $0) }
         #expect(audit.lost.isEmpty, "acknowledged, missing on the leader: \(audit.lost.prefix(10))")
         #expect(audit.duplicated.isEmpty && audit.unknown.isEmpty, "\(audit)")
         #expect(audit.reconcilerPassed, "\(audit.reconcilerReport)")
@@ -382,32 +384,19 @@ struct PatroniFailoverTests {
         throw FaultTestError("the cluster did not settle within 90 s: \(await lab.members(http))")
     }
 
-    private static func withLeaderClient<R: Sendable>(
-        _ lab: PatroniLab, _ body: (PostgresClient) async throws -> R
-    ) async throws -> R {
-        let client = PostgresClient(
-            configuration: .init(connection: .init(url: lab.url), minimumConnections: 0, maximumConnections: 2))
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
-    }
-
-    /// Purchases on each node, read from each node itself (replicas caught up first).
+    /// Purchases on each node, read from each node itself: asked again until the replicas have caught
+    /// up (all equal), for at most 30 s; then what each holds.
     private static func nodeCounts(_ lab: PatroniLab) async throws -> [String: Int] {
-        try await Task.sleep(for: .seconds(2))
-        var counts: [String: Int] = [:]
-        for node in PatroniLab.nodes {
-            let client = PostgresClient(
-                configuration: .init(connection: .init(url: lab.nodeURL(node)), minimumConnections: 0))
-            let count = try await client.query("SELECT count(*) FROM purchases").first?.decode(Int.self, at: 0)
-            await client.shutdown()
-            counts[node] = count
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            var counts: [String: Int] = [:]
+            for node in PatroniLab.nodes {
+                counts[node] = try await PostgresClient.scoped(
+                    .init(connection: .init(url: lab.nodeURL(node)), minimumConnections: 0, maximumConnections: 1)
+                ) { try await $0.query("SELECT count(*) FROM purchases").first?.decode(Int.self, at: 0) }
+            }
+            if Set(counts.values).count == 1 || ContinuousClock.now > deadline { return counts }
+            try await Task.sleep(for: .milliseconds(200))
         }
-        return counts
     }
 }
