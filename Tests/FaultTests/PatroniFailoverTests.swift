@@ -225,7 +225,9 @@ struct PatroniFailoverTests {
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: .milliseconds(1500))
+                    // SIGTERM once the four purchases are being answered (hung on the dead host), not after a delay.
+                    let inFlight = try await Self.waitForBusyConnections(4, on: direct, http)
+                    #expect(inFlight >= 4, "purchases in flight on the direct server before SIGTERM: \(inFlight)")
                     let terminated = ContinuousClock.now
                     direct.child.signal(SIGTERM)
                     let exit = await direct.child.waitForExit(timeout: .seconds(15))
@@ -305,11 +307,19 @@ struct PatroniFailoverTests {
             fresh.kill()
             #expect(
                 ready <= freshServerTarget, "a server started as the old leader returned was ready after \(ms(ready))")
-            try await Task.sleep(for: .seconds(3))
-            // Each server's next purchases after the return: acknowledged, quickly (never on the old leader).
+            // Each server's next purchases after the return (the first 20 answered, at least): acknowledged,
+            // quickly (never on the old leader).
+            let deadline = ContinuousClock.now + .seconds(30)
+            while records.contains(where: { $0.all.count(where: { $0.started > returned }) < 20 }),
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             var slowest = Duration.zero
+            var counted: [Int] = []
             for record in records {
                 let next = record.all.filter { $0.started > returned }
+                counted.append(next.count)
                 let wrong = next.filter { !$0.acknowledged || $0.latency > returnTarget }
                 #expect(
                     !next.isEmpty && wrong.isEmpty,
@@ -318,7 +328,7 @@ struct PatroniFailoverTests {
                 slowest = max(slowest, next.map(\.latency).max() ?? .zero)
             }
             line +=
-                "; old leader back: a new server ready in \(ms(ready)), the next 3 s of purchases all acknowledged (slowest \(ms(slowest)))"
+                "; old leader back: a new server ready in \(ms(ready)), the next purchases (\(counted.map(String.init).joined(separator: ", ")) per server) all acknowledged (slowest \(ms(slowest)))"
         }
         let rejoined = try await lab.waitUntilReplica(old, http, within: .seconds(90))
         #expect(rejoined != nil, "\(fault): \(old) did not rejoin as a replica within 90 s")
@@ -332,6 +342,25 @@ struct PatroniFailoverTests {
             pinned.kill()
         }
         return line
+    }
+
+    /// Waits (at most 10 s) until `server` reports at least `count` connections answering a request
+    /// (`shop_http_connections{state="busy"}`, the /metrics request itself not counted); returns how many.
+    private static func waitForBusyConnections(
+        _ count: Int, on server: ServerProcess, _ http: FaultHTTP
+    ) async throws -> Int {
+        let deadline = ContinuousClock.now + .seconds(10)
+        var busy = 0
+        while ContinuousClock.now < deadline {
+            let metrics = try? await http.send(.GET, server.baseURL + "/metrics", timeout: .seconds(2))
+            let line = metrics?.body.split(separator: "\n").first {
+                $0.hasPrefix("shop_http_connections{state=\"busy\"}")
+            }
+            busy = max(0, (line?.split(separator: " ").last.flatMap { Double($0) }.map { Int($0) } ?? 0) - 1)
+            if busy >= count { return busy }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return busy
     }
 
     /// Waits until each record has an acknowledged purchase sent after `since`; returns when each was answered.
