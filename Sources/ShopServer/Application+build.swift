@@ -135,6 +135,8 @@ func shopApplication(
                 store: WebhookStore(client: client), settings: webhooks,
                 userAgent: "ShopLedger-Webhooks/\(BuildInfo.version)", logger: logger, observer: metrics,
                 destinations: configuration.webhookDestinations, resolver: SystemResolver()))
+        services.append(
+            WebhookRetentionService(store: WebhookStore(client: client), keep: webhooks.retention, logger: logger))
     }
     if let appStore, let interval = configuration.appStoreSyncInterval {
         let synchronizer = AppStoreSynchronizer(api: appStore, ledger: ledger, logger: logger)

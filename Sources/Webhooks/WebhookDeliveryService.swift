@@ -12,15 +12,23 @@ public struct WebhookDeliverySettings: Sendable, Equatable {
     public var concurrency: Int
     /// How often an idle worker looks for due deliveries.
     public var pollInterval: Duration
+    /// How long the outbox keeps an event (``WebhookRetentionService``): how far back a replay reaches.
+    public var retention: Duration
+
+    public static let standardRetention = Duration.seconds(30 * 24 * 3600)
 
     public static let standard = WebhookDeliverySettings(
         timeout: .seconds(10), schedule: .standard, concurrency: 8, pollInterval: .seconds(1))
 
-    public init(timeout: Duration, schedule: WebhookRetrySchedule, concurrency: Int, pollInterval: Duration) {
+    public init(
+        timeout: Duration, schedule: WebhookRetrySchedule, concurrency: Int, pollInterval: Duration,
+        retention: Duration = Self.standardRetention
+    ) {
         self.timeout = timeout
         self.schedule = schedule
         self.concurrency = concurrency
         self.pollInterval = pollInterval
+        self.retention = retention
     }
 
     /// How long a claim holds a delivery: twice the timeout and 5 s for recording the outcome. A worker

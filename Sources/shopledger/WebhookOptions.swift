@@ -69,11 +69,18 @@ struct WebhookOptions: ParsableArguments {
     )
     var pollInterval: Double?
 
+    @Option(
+        name: .customLong("webhook-retention"),
+        help:
+            "Days the outbox keeps a webhook event (how far back a replay reaches); older events are deleted unless still queued (1 to 3650, at least the give-up window). Default: $SHOPLEDGER_WEBHOOK_RETENTION or 30"
+    )
+    var retentionDays: Int?
+
     /// The worker's settings; nil when this server delivers none.
     func settings() throws -> WebhookDeliverySettings? {
         guard !(try Setting.toggle(noDelivery, "SHOPLEDGER_NO_WEBHOOK_DELIVERY")) else { return nil }
         let standard = WebhookDeliverySettings.standard
-        return WebhookDeliverySettings(
+        var settings = WebhookDeliverySettings(
             timeout: try Setting.duration(
                 timeout, "--webhook-timeout", "SHOPLEDGER_WEBHOOK_TIMEOUT", in: 0.1...60, default: 10),
             schedule: WebhookRetrySchedule(
@@ -90,5 +97,16 @@ struct WebhookOptions: ParsableArguments {
                 ?? standard.concurrency,
             pollInterval: try Setting.duration(
                 pollInterval, "--webhook-poll-interval", "SHOPLEDGER_WEBHOOK_POLL_INTERVAL", in: 0.01...60, default: 1))
+        let days =
+            try Setting.integer(retentionDays, "--webhook-retention", "SHOPLEDGER_WEBHOOK_RETENTION", in: 1...3650)
+            ?? 30
+        settings.retention = .seconds(days * 24 * 3600)
+        guard settings.retention >= settings.schedule.giveUpAfter else {
+            throw ValidationError(
+                "--webhook-retention (\(days) days) must be at least the give-up window (--webhook-give-up-after, "
+                    + "\(Int(settings.schedule.giveUpAfter.components.seconds)) s): an event still being retried is kept"
+            )
+        }
+        return settings
     }
 }

@@ -77,6 +77,8 @@ struct AppendOnlyTests {
     /// an imported Apple sales report and a webhook attempt: a row in every append-only table (the
     /// ledger's events fill the webhook outbox).
     static func fillEveryTable(_ ledger: LedgerStore) async throws {
+        // Webhook events are written while an endpoint is enabled (migration 0018).
+        try await addListeningEndpoint(ledger.client)
         _ = try await ledger.register(uid: "alice", profile: testProfile)
         _ = try await ledger.recordPurchase(makeTransaction("t1"), for: "alice")
         _ = try await ledger.recordPurchase(makeTransaction("t2", item: .face(2), unpriced: true), for: "alice")

@@ -7,7 +7,8 @@ import Testing
 @testable import Ledger
 
 /// Migration 0016: every ledger event writes its webhook outbox row in the event's own transaction,
-/// by trigger, whichever code path wrote it; nothing that did not commit has one.
+/// by trigger, whichever code path wrote it; nothing that did not commit has one. The events are
+/// written while an endpoint is enabled (0018), so each test adds one first.
 @Suite("Webhook outbox: one row per ledger event, in the event's transaction")
 struct WebhookOutboxTests {
     struct Row: Equatable, CustomStringConvertible {
@@ -39,6 +40,7 @@ struct WebhookOutboxTests {
     @Test("purchases, learned prices, refunds, reversals, family revokes and support actions each write one event")
     func everyEventType() async throws {
         try await withLedger { db, ledger in
+            try await addListeningEndpoint(db.client)
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("p1", item: .face(1)), for: "alice")
             _ = try await ledger.recordPurchase(makeTransaction("u1", item: .face(3), unpriced: true), for: "alice")
@@ -88,6 +90,7 @@ struct WebhookOutboxTests {
     @Test("an event's data never changes: a refund of an unpriced purchase keeps no amount after a price is learned")
     func renderedDataIsStable() async throws {
         try await withLedger { db, ledger in
+            try await addListeningEndpoint(db.client)
             _ = try await ledger.register(uid: "dana", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("u1", item: .face(3), unpriced: true), for: "dana")
             _ = try await ledger.recordRefundEvent(makeRefundEvent("r1", .refund, for: "u1"))
@@ -112,6 +115,7 @@ struct WebhookOutboxTests {
     @Test("nothing that did not commit, and nothing twice: duplicates, refusals and rollbacks write no event")
     func onlyWhatCommitted() async throws {
         try await withLedger { db, ledger in
+            try await addListeningEndpoint(db.client)
             _ = try await ledger.register(uid: "bob", profile: testProfile)
             _ = try await ledger.recordPurchase(makeTransaction("p1"), for: "bob")
             _ = try await ledger.recordPurchase(makeTransaction("p1"), for: "bob")
@@ -150,6 +154,7 @@ struct WebhookOutboxTests {
     @Test("a group commit batch writes one event per purchase")
     func groupCommit() async throws {
         try await withLedger(maximumConnections: 16) { db, _ in
+            try await addListeningEndpoint(db.client)
             let ledger = LedgerStore(client: db.client, groupCommit: GroupCommit(maxBatch: 32, maxInFlight: 1))
             for user in 0..<5 { _ = try await ledger.register(uid: "u\(user)", profile: testProfile) }
             let items: [ItemID] = [.face(1), .face(2), .background(1), .background(4)]

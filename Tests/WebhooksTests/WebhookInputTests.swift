@@ -83,6 +83,7 @@ struct WebhookInputTests {
     @Test("the outbox and the attempts are append-only")
     func appendOnly() async throws {
         try await withTestDatabase { db in
+            try await addListeningEndpoint(db.client)
             try await writeGrantEvents(db.client, users: 1, perUser: 1)
             for statement: PostgresQuery in [
                 "UPDATE webhook_outbox SET uid = 'x'", "DELETE FROM webhook_outbox", "TRUNCATE webhook_outbox",
