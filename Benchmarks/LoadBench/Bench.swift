@@ -31,7 +31,7 @@ import TestSupport
 /// analyzed (`GrowthCheck`).
 ///
 /// Usage: LoadBench [--seconds T] [--connections C1,C2,…] [--server PATH] [--pool-size N] [--log-level L]
-///                  [--history N] [--peer PATH] [--baseline PATH] [--only peer]
+///                  [--history N] [--peer PATH] [--baseline PATH] [--only peer|purchases]
 @main
 struct LoadBench {
     static func main() async throws {
@@ -92,6 +92,14 @@ struct LoadBench {
             let ceiling = try await Ceiling.measure(
                 server: server, clients: options.poolSize, seconds: options.seconds, products: Workloads.products,
                 users: options.users)
+            if options.onlyPurchases {
+                try await server.stop()
+                try? FileManager.default.removeItem(atPath: folder)
+                LoadReport(results: results, ceiling: ceiling, options: options).print()
+                printComparisons()
+                interrupted.forEach { $0.cancel() }
+                return
+            }
             // Last, as it grows the database: myinfo before and after the purchases grow tenfold and are analyzed.
             interrupted.forEach { $0.cancel() }
             server = try await server.restarted()
@@ -131,6 +139,9 @@ struct Options {
     var baseline: String?
     /// `--only peer`: only the readers' history and the comparisons (no other workload, no ceiling).
     var onlyPeer = false
+    /// `--only purchases`: only the new-purchase workloads, then the ceilings and the floor (no duplicates,
+    /// no myinfo, no growth check): a write-path change's figures in a few minutes.
+    var onlyPurchases = false
 
     init(_ arguments: ArraySlice<String>) throws {
         server =
@@ -172,8 +183,11 @@ struct Options {
                     throw BenchError("--baseline: no executable at \(value)")
                 }
             case "--only":
-                guard value == "peer" else { throw BenchError("--only takes peer") }
-                onlyPeer = true
+                switch value {
+                case "peer": onlyPeer = true
+                case "purchases": onlyPurchases = true
+                default: throw BenchError("--only takes peer or purchases")
+                }
             default: throw BenchError("unknown option \(flag)")
             }
         }
@@ -184,7 +198,7 @@ struct Options {
 
     static let usage = """
         Usage: LoadBench [--seconds T] [--connections C1,C2,…] [--server PATH] [--pool-size N] [--log-level L]
-                         [--history N] [--peer PATH] [--baseline PATH] [--only peer]
+                         [--history N] [--peer PATH] [--baseline PATH] [--only peer|purchases]
           --seconds      seconds per workload and level (default 10)
           --connections  keep-alive client connections; each workload runs at every level (default 8,32)
           --server       the shopledger binary (default: beside LoadBench)
@@ -198,6 +212,7 @@ struct Options {
                          myinfo and then new purchases against it and ours alternately on the same database,
                          3 rounds per level, once their myinfo bodies matched byte for byte
           --only peer    with --peer or --baseline: skip the other workloads and the database ceilings
+          --only purchases  only the new-purchase workloads, the ceilings and the floor (no growth check)
         """
 
     var duration: Duration { .milliseconds(Int64(seconds * 1000)) }
@@ -295,6 +310,7 @@ struct Workloads {
             formSent += try await run(
                 "POST /v1/user/shop/ios (new JWS)", formRequests, from: formSent, cycle: false, connections: connections
             )
+            if options.onlyPurchases { continue }
             // Duplicates: transactions already recorded, posted again by their owners.
             _ = try await run(
                 "POST /api/v1/purchases (duplicate)", Array(jsonRequests.prefix(max(1, jsonSent))), cycle: true,
@@ -411,6 +427,7 @@ struct LoadReport {
         }
         lines.append(row("database ceiling: the purchase statement, pgbench -M prepared", ceiling.purchase))
         lines.append(row("database ceiling: myinfo's statement, pgbench -M prepared", ceiling.myinfo))
+        lines.append(row("database floor: a bare two-insert transaction, pgbench -M prepared", ceiling.floor))
         lines.append("")
         func share(_ result: LoadResult, of ceiling: Pgbench.Result) -> String {
             let percent =
@@ -419,6 +436,14 @@ struct LoadReport {
         }
         for result in results where result.label.hasSuffix("(new JWS)") {
             lines.append(share(result, of: ceiling.purchase))
+        }
+        // The floor is the issue's yardstick (issue 44): end-to-end new purchases over a bare two-insert
+        // transaction on the same cluster, same clients.
+        for result in results where result.label.hasSuffix("(new JWS)") && ceiling.floor.perSecond > 0 {
+            lines.append(
+                "\(result.label), \(result.connections) connections: "
+                    + String(format: "%.2f", result.requestsPerSecond / ceiling.floor.perSecond)
+                    + " of the floor (\(Int(ceiling.floor.perSecond.rounded()))/s at \(options.poolSize) clients)")
         }
         for result in results where result.label.contains("myinfo") { lines.append(share(result, of: ceiling.myinfo)) }
         return lines.joined(separator: "\n")

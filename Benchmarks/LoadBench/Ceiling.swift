@@ -12,6 +12,8 @@ enum Ceiling {
     struct Results: Sendable {
         let purchase: Pgbench.Result
         let myinfo: Pgbench.Result
+        /// A bare two-insert transaction: about the least a durable purchase could cost this cluster.
+        let floor: Pgbench.Result
     }
 
     static let uids = 100_000...100_999
@@ -27,8 +29,9 @@ enum Ceiling {
                 server: server, client: client, clients: clients, seconds: seconds, products: products)
             let myinfo = try await measureMyinfo(
                 server: server, clients: clients, seconds: seconds, users: users)
+            let floor = try await measureFloor(server: server, client: client, clients: clients, seconds: seconds)
             await client.shutdown()
-            return Results(purchase: purchase, myinfo: myinfo)
+            return Results(purchase: purchase, myinfo: myinfo, floor: floor)
         } catch {
             await client.shutdown()
             throw error
@@ -65,6 +68,49 @@ enum Ceiling {
                 scripts: scripts, defines: defines, clients: clients, seconds: Int(seconds.rounded(.up)))
         }
         // A second's warm-up (every connection past PostgreSQL's five custom plans), then the run.
+        _ = try await run(base: 1, seconds: 1)
+        return try await run(base: 2, seconds: seconds)
+    }
+
+    /// The floor new purchases are quoted against: a transaction of two bare inserts (a purchase row and
+    /// one row of its entry; no index but the keys, no trigger, no check), each call with new keys, over
+    /// the same clients, on the same cluster. What lies between it and an end-to-end purchase is ours.
+    private static func measureFloor(
+        server: BenchServer, client: PostgresClient, clients: Int, seconds: Double
+    ) async throws -> Pgbench.Result {
+        try await client.execute(
+            """
+            CREATE TABLE IF NOT EXISTS bench_floor_purchases (
+                transaction_id text PRIMARY KEY, uid text NOT NULL, product_id text NOT NULL,
+                price_milli bigint NOT NULL, recorded_at timestamptz NOT NULL DEFAULT now())
+            """)
+        try await client.execute(
+            """
+            CREATE TABLE IF NOT EXISTS bench_floor_entries (
+                transaction_id text PRIMARY KEY, account text NOT NULL, amount_milli bigint NOT NULL)
+            """)
+        guard
+            let pgbench = Pgbench(
+                socketDirectory: server.running.socketDirectory, port: server.running.port,
+                user: server.running.superuser, database: "bench", folder: server.folder)
+        else { throw BenchError("pgbench not found") }
+        let script = """
+            \\set n :n + 1
+            \\set tid :base + :client_id * 1000000000 + :n
+            \\set uid random(\(uids.lowerBound), \(uids.upperBound))
+            BEGIN;
+            INSERT INTO bench_floor_purchases (transaction_id, uid, product_id, price_milli)
+                VALUES ('f' || :tid, 'u' || :uid, 'com.memolease.sesac1.sprout2', 2500000);
+            INSERT INTO bench_floor_entries (transaction_id, account, amount_milli)
+                VALUES ('f' || :tid, 'revenue:face', 2500000);
+            END;
+
+            """
+        func run(base: Int, seconds: Double) async throws -> Pgbench.Result {
+            try await pgbench.run(
+                scripts: [script], defines: ["n": "0", "base": String(1_000_000_000_000 * base)], clients: clients,
+                seconds: Int(seconds.rounded(.up)))
+        }
         _ = try await run(base: 1, seconds: 1)
         return try await run(base: 2, seconds: seconds)
     }

@@ -106,8 +106,12 @@ func shopApplication(
     MeRoutes(ledger: ledger, body: body).register(on: apiUsers)
     PurchaseRoutes(desk: desk, body: body).register(on: apiUsers)
     RestoreRoutes(
-        api: appStore, desk: desk, body: body, limit: limits.restores,
-        budget: configuration.appStoreRestoreBudget, ledgerReserve: configuration.appStoreLedgerReserve
+        restores: appStore.map {
+            RestoreDesk(
+                api: $0, desk: desk, limit: limits.restores, budget: configuration.appStoreRestoreBudget,
+                ledgerReserve: configuration.appStoreLedgerReserve)
+        },
+        body: body
     ).register(on: apiUsers)
     let admins = api.group().add(middleware: AdminAuthentication(authenticator: authenticator))
     AdminRoutes(ledger: ledger, client: client).register(on: admins)

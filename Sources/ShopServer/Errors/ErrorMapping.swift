@@ -57,6 +57,13 @@ enum ErrorMapping {
                 .serviceUnavailable, code: "server_busy", message: error.description, headers: [.retryAfter: "1"])
         case let error as OwnershipNotProven:
             return APIError(.forbidden, code: "proof_required", message: error.description)
+        case let error as RestoreError:
+            switch error {
+            case .namedTransactionTaken:
+                return APIError(.conflict, code: error.code, message: error.description)
+            case .nothingToRestore, .notAnAppStoreReceipt:
+                return APIError(.unprocessableContent, code: error.code, message: error.description)
+            }
         case let error as RateLimitedError:
             return APIError(
                 .tooManyRequests, code: "rate_limited", message: error.description,

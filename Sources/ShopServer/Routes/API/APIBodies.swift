@@ -217,30 +217,18 @@ package enum APIBodies {
         /// environment.
         let transactionId: String?
 
-        enum Proof {
-            case signedTransaction(String)
-            case receipt(String)
-            case transactionId(String)
-
-            var text: String {
-                switch self {
-                case .signedTransaction(let text), .receipt(let text), .transactionId(let text): text
-                }
-            }
-        }
-
         /// The one proof given; 400 when none or more than one is.
-        func proof() throws(InputError) -> Proof {
-            let given: [Proof] = [
-                signedTransaction.map(Proof.signedTransaction), receipt.map(Proof.receipt),
-                transactionId.map(Proof.transactionId),
+        func proof() throws(InputError) -> RestoreDesk.Proof {
+            let given: [(text: String, proof: RestoreDesk.Proof)] = [
+                signedTransaction.map { ($0, .signedTransaction($0)) }, receipt.map { ($0, .receipt($0)) },
+                transactionId.map { ($0, .transactionId($0)) },
             ].compactMap { $0 }
             let fields = "signedTransaction (StoreKit 2), receipt (a classic app receipt) or transactionId"
             guard given.count <= 1 else { throw InputError("too_many_proofs", "give only one of \(fields)") }
             guard let proof = given.first, !proof.text.isEmpty else {
                 throw InputError("missing_field", "one of \(fields) is required")
             }
-            return proof
+            return proof.proof
         }
     }
 
@@ -254,12 +242,12 @@ package enum APIBodies {
         let code: String?
         let purchase: PurchaseBody?
 
-        init(_ transaction: VerifiedTransaction, _ outcome: String, code: String? = nil, purchase: Purchase? = nil) {
-            transactionId = transaction.transactionId
-            productId = transaction.productId
-            self.outcome = outcome
-            self.code = code
-            self.purchase = purchase.map(PurchaseBody.init)
+        init(_ outcome: RestoreDesk.Outcome) {
+            transactionId = outcome.transaction.transactionId
+            productId = outcome.transaction.productId
+            self.outcome = outcome.kind.rawValue
+            self.code = outcome.code
+            self.purchase = outcome.purchase.map(PurchaseBody.init)
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -281,5 +269,11 @@ package enum APIBodies {
         let results: [RestoreOutcome]
         /// Authentic transactions of product types the shop does not sell, not recorded.
         let skipped: Int
+
+        init(_ restored: RestoreDesk.Restored) {
+            environment = restored.environment.rawValue
+            results = restored.outcomes.map(RestoreOutcome.init)
+            skipped = restored.skipped
+        }
     }
 }
