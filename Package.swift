@@ -129,8 +129,6 @@ let package = Package(
                 "Shop",
                 // The webhook delivery worker and /api/v1/admin/webhooks.
                 "Webhooks",
-                // The catch-up `serve` runs passes the report day cache's invalidation (Reports owns it).
-                "Reports",
                 // Google's certificates fetched from their URL (--google-certs-url).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -350,6 +348,8 @@ let package = Package(
             name: "ShopServerTests",
             dependencies: [
                 "Shop", "ShopServer", "Ledger", "TestSupport", "Webhooks",
+                // The reconciliation list `serve` passes to the admin API (ServerHooks).
+                "Reports",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -7,7 +7,6 @@ import Logging
 import NIOCore
 import Postgres
 import Receipts
-import Reports
 import ServiceLifecycle
 import Shop
 import Webhooks
@@ -24,21 +23,23 @@ public func buildApplication(
     client: PostgresClient,
     logger: Logger = Logger(label: "shopledger.server"),
     prover: (any PurchaseProver)? = nil,
-    metrics: ShopMetrics = ShopMetrics()
+    metrics: ShopMetrics = ShopMetrics(),
+    hooks: ServerHooks = .ledgerOnly
 ) throws -> some ApplicationProtocol {
     try shopApplication(
-        configuration: configuration, client: client, logger: logger, prover: prover, metrics: metrics
+        configuration: configuration, client: client, logger: logger, prover: prover, metrics: metrics, hooks: hooks
     ).application
 }
 
-/// The application ``buildApplication(configuration:client:logger:prover:metrics:)`` returns, with the
+/// The application ``buildApplication(configuration:client:logger:prover:metrics:hooks:)`` returns, with the
 /// routes its router holds (for the test that every route has its auth decided).
 func shopApplication(
     configuration: ServerConfiguration,
     client: PostgresClient,
     logger: Logger,
     prover: (any PurchaseProver)?,
-    metrics: ShopMetrics
+    metrics: ShopMetrics,
+    hooks: ServerHooks = .ledgerOnly
 ) throws -> (
     application: Application<ShopResponder<RouterResponder<ShopRequestContext>>>,
     routes: [Router<ShopRequestContext>.RouteDescription]
@@ -114,7 +115,7 @@ func shopApplication(
         body: body
     ).register(on: apiUsers)
     let admins = api.group().add(middleware: AdminAuthentication(authenticator: authenticator))
-    AdminRoutes(ledger: ledger, client: client).register(on: admins)
+    AdminRoutes(ledger: ledger, client: client, checks: hooks.reconciliationChecks).register(on: admins)
     SupportRoutes(ledger: ledger, body: body).register(on: admins)
     AdminWebhookRoutes(
         store: WebhookStore(client: client), body: body, destinations: configuration.webhookDestinations
@@ -127,12 +128,13 @@ func shopApplication(
         trustedProxies: configuration.trustedProxies)
     let sweeper = NotificationSweeper(
         ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger, metrics: metrics)
-    var services: [any Service] = [
-        client, sweeper,
-        FirstPurchaseSweeper(
-            catchUp: FirstPurchaseCatchUp(client: client, invalidating: .reportDays, logger: logger),
-            interval: configuration.firstPurchaseCatchUpInterval),
-    ]
+    var services: [any Service] = [client, sweeper]
+    if let invalidation = hooks.firstPurchaseInvalidation {
+        services.append(
+            FirstPurchaseSweeper(
+                catchUp: FirstPurchaseCatchUp(client: client, invalidating: invalidation, logger: logger),
+                interval: configuration.firstPurchaseCatchUpInterval))
+    }
     if let webhooks = configuration.webhooks {
         services.append(
             WebhookDeliveryService(

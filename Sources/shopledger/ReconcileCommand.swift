@@ -8,9 +8,9 @@ import Reports
 /// `shopledger reconcile apple --date D` compares Apple's sales report of a day instead; the bare
 /// command (and `reconcile ledger`) runs the invariants as it always has.
 struct ReconcileCommand: AsyncParsableCommand {
-    /// Every check `reconcile` runs: the ledger's invariants and the reports' own.
-    static let checks: [any ReconciliationCheck] =
-        LedgerInvariants.all + [ReportTotalsCheck(), ReportDayCacheCheck()]
+    /// Every check `reconcile` runs: the ledger's invariants and the reports' own (also what
+    /// `GET /api/v1/admin/reconciliation` runs in `serve`).
+    static let checks = ReconciliationChecks.all
 
     /// The help lists the checks themselves, so it names every check that runs and no other.
     static let checksDiscussion =

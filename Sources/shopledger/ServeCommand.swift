@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import Postgres
 import Receipts
+import Reports
 import ServiceLifecycle
 import ShopServer
 import UnixSignals
@@ -72,7 +73,11 @@ struct ServeCommand: AsyncParsableCommand {
         _ configuration: ServerConfiguration, client: PostgresClient, logger: Logger
     ) throws -> some ApplicationProtocol {
         do {
-            return try buildApplication(configuration: configuration, client: client, logger: logger)
+            // The composition root: the reports' checks and day cache, which ShopServer does not know.
+            return try buildApplication(
+                configuration: configuration, client: client, logger: logger,
+                hooks: ServerHooks(
+                    reconciliationChecks: ReconciliationChecks.all, firstPurchaseInvalidation: .reportDays))
         } catch let error as ConfigurationError {
             throw ValidationError(error.description)
         }

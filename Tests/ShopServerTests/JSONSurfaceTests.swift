@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Ledger
 import Postgres
 import Receipts
+import Reports
 import TestSupport
 import Testing
 
@@ -209,6 +210,10 @@ struct JSONSurfaceTests {
                     == .notFound)
             let report = try await client.api(.get, "/api/v1/admin/reconciliation", token: ServerTest.adminToken)
             #expect(report.status == .ok && report.json["passed"] as? Bool == true, "\(report.body)")
+            // The same checks as `shopledger reconcile`: the ledger's and the reports' (ServerHooks, as serve).
+            let names = (report.json["checks"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+            #expect(names == ReconciliationChecks.all.map(\.name), "\(report.body)")
+            #expect(names?.contains("report_totals_match_ledger") == true)
             #expect(try await client.api(.get, "/api/v1/admin/reconciliation").status == .unauthorized)
         }
     }

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import Postgres
 import Receipts
+import Reports
 import Shop
 import ShopServer
 import TestSupport
@@ -111,18 +112,26 @@ enum ServerTest {
     }
 }
 
+extension ServerHooks {
+    /// What `shopledger serve` passes (ServeCommand): the reports' checks and day cache.
+    static let asServe = ServerHooks(
+        reconciliationChecks: ReconciliationChecks.all, firstPurchaseInvalidation: .reportDays)
+}
+
 /// Runs `body` against the application on a database of its own (`.router`: no socket).
 func withShopServer(
     _ label: String = #function,
     configure: (inout ServerConfiguration) -> Void = { _ in },
     prover: (any PurchaseProver)? = nil,
+    hooks: ServerHooks = .asServe,
     _ body: @escaping @Sendable (any TestClientProtocol, TestDatabase) async throws -> Void
 ) async throws {
     var configuration = ServerTest.configuration()
     configure(&configuration)
     try await withTestDatabase(label) { db in
         let app = try buildApplication(
-            configuration: configuration, client: db.client, logger: ServerTest.quietLogger, prover: prover)
+            configuration: configuration, client: db.client, logger: ServerTest.quietLogger, prover: prover,
+            hooks: hooks)
         try await app.test(.router) { client in try await body(client, db) }
     }
 }
