@@ -73,8 +73,9 @@ enum Ceiling {
     }
 
     /// The floor new purchases are quoted against: a transaction of two bare inserts (a purchase row and
-    /// one row of its entry; no index but the keys, no trigger, no check), each call with new keys, over
-    /// the same clients, on the same cluster. What lies between it and an end-to-end purchase is ours.
+    /// one row of its entry; no index but the keys, no trigger, no check) in one statement, as a purchase
+    /// is one statement, each call with new keys, over the same clients, on the same cluster. What lies
+    /// between it and an end-to-end purchase is ours.
     private static func measureFloor(
         server: BenchServer, client: PostgresClient, clients: Int, seconds: Double
     ) async throws -> Pgbench.Result {
@@ -98,12 +99,13 @@ enum Ceiling {
             \\set n :n + 1
             \\set tid :base + :client_id * 1000000000 + :n
             \\set uid random(\(uids.lowerBound), \(uids.upperBound))
-            BEGIN;
-            INSERT INTO bench_floor_purchases (transaction_id, uid, product_id, price_milli)
-                VALUES ('f' || :tid, 'u' || :uid, 'com.memolease.sesac1.sprout2', 2500000);
+            WITH purchase AS (
+                INSERT INTO bench_floor_purchases (transaction_id, uid, product_id, price_milli)
+                VALUES ('f' || :tid, 'u' || :uid, 'com.memolease.sesac1.sprout2', 2500000)
+                RETURNING transaction_id
+            )
             INSERT INTO bench_floor_entries (transaction_id, account, amount_milli)
-                VALUES ('f' || :tid, 'revenue:face', 2500000);
-            END;
+            SELECT transaction_id, 'revenue:face', 2500000 FROM purchase;
 
             """
         func run(base: Int, seconds: Double) async throws -> Pgbench.Result {
