@@ -142,16 +142,17 @@ public struct WebhookStore: Sendable {
         // As the ledger's triggers queue events: behind each queue's head (KEY SHARE locked, so a worker
         // delivering that head at the same moment promotes what this queues), then the queues whose first
         // event is now a replayed one get it due.
+        let targets: PostgresQuery = """
+            webhook_replay_targets(
+                \(eventId)::bigint, \(from)::timestamptz, \(to)::timestamptz, \(types)::text[], \(endpointId)::bigint)
+            """
+        // Each (endpoint, user) queue the replay adds to.
+        let queues: PostgresQuery = "(SELECT DISTINCT t.endpoint_id, t.uid FROM \(targets) t) AS queue"
         return try await client.withTransaction { connection in
             try await connection.execute(
                 """
                 SELECT head.event_id
-                FROM (
-                    SELECT DISTINCT t.endpoint_id, t.uid
-                    FROM webhook_replay_targets(
-                        \(eventId)::bigint, \(from)::timestamptz, \(to)::timestamptz, \(types)::text[],
-                        \(endpointId)::bigint) t
-                ) AS queue
+                FROM \(queues)
                 CROSS JOIN LATERAL (
                     SELECT q.event_id FROM webhook_pending q
                     WHERE q.endpoint_id = queue.endpoint_id AND q.uid = queue.uid
@@ -163,21 +164,14 @@ public struct WebhookStore: Sendable {
                 """
                 INSERT INTO webhook_pending (endpoint_id, event_id, uid, due_at)
                 SELECT t.endpoint_id, t.event_id, t.uid, 'infinity'
-                FROM webhook_replay_targets(
-                    \(eventId)::bigint, \(from)::timestamptz, \(to)::timestamptz, \(types)::text[],
-                    \(endpointId)::bigint) t
+                FROM \(targets) t
                 ORDER BY t.event_id
                 ON CONFLICT (endpoint_id, event_id) DO NOTHING
                 """)
             try await connection.execute(
                 """
                 UPDATE webhook_pending p SET due_at = now()
-                FROM (
-                    SELECT DISTINCT t.endpoint_id, t.uid
-                    FROM webhook_replay_targets(
-                        \(eventId)::bigint, \(from)::timestamptz, \(to)::timestamptz, \(types)::text[],
-                        \(endpointId)::bigint) t
-                ) AS queue
+                FROM \(queues)
                 CROSS JOIN LATERAL (
                     SELECT q.event_id, q.due_at FROM webhook_pending q
                     WHERE q.endpoint_id = queue.endpoint_id AND q.uid = queue.uid

@@ -6,7 +6,8 @@
 ///     let rows = try await client.query("SELECT nick FROM users WHERE uid = \(uid)")
 ///
 /// The only ways to put text into the SQL itself are explicit: `\(unsafeSQL: "...")` for trusted
-/// fragments written by the programmer, and `\(identifier: name)` for a quoted identifier.
+/// fragments written by the programmer, and `\(identifier: name)` for a quoted identifier. Another
+/// `PostgresQuery` interpolated is a fragment: its placeholders are renumbered, its values still bound.
 public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The SQL with `$1 … $n` placeholders.
     public private(set) var sql: String
@@ -61,6 +62,23 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
         /// Inserts trusted SQL text verbatim. Never pass input here.
         public mutating func appendInterpolation(unsafeSQL fragment: String) {
             sql += fragment
+        }
+
+        /// Inserts another query as a fragment (a subquery written once and used in several statements):
+        /// its SQL, with its `$n` placeholders renumbered after this query's, and its binds.
+        public mutating func appendInterpolation(_ fragment: PostgresQuery) {
+            let offset = binds.count
+            var scalars = fragment.sql.unicodeScalars[...]
+            while let dollar = scalars.firstIndex(of: "$") {
+                sql.unicodeScalars.append(contentsOf: scalars[...dollar])
+                scalars = scalars[scalars.index(after: dollar)...]
+                let digits = scalars.prefix { ("0"..."9").contains($0) }
+                guard let number = Int(String(String.UnicodeScalarView(digits))) else { continue }
+                sql += String(number + offset)
+                scalars = scalars.dropFirst(digits.count)
+            }
+            sql.unicodeScalars.append(contentsOf: scalars)
+            binds += fragment.binds
         }
 
         /// Inserts a double-quoted identifier (table, column or schema name).
