@@ -61,38 +61,14 @@ struct StandbyOptions: ParsableArguments {
             logger: logger, body)
     }
 
-    /// Sets (or, with nil, resets) the primary's `synchronous_standby_names` and reloads it.
-    static func setSynchronousStandby(_ name: String?, on primary: PostgresClient) async throws {
-        if let name {
-            let quoted = PostgresQuery.quoteIdentifier(name)
-            try await primary.query(
-                PostgresQuery(unsafeSQL: "ALTER SYSTEM SET synchronous_standby_names = '\(quoted)'"))
-        } else {
-            try await primary.query("ALTER SYSTEM RESET synchronous_standby_names")
-        }
-        try await primary.query("SELECT pg_reload_conf()")
-    }
-
     /// Waits until the primary reports the standby streaming (and, when `synchronous`, as its sync
-    /// standby): a reload reaches the WAL sender a moment later, and until then a commit the primary
-    /// acknowledges need not be on the standby.
-    static func awaitStreaming(
-        on primary: PostgresClient, synchronous: Bool, within limit: Duration = .seconds(30)
-    ) async throws {
-        let deadline = ContinuousClock.now + limit
-        var seen = "no WAL sender"
-        while ContinuousClock.now < deadline {
-            let rows = try await primary.query(
-                "SELECT state, sync_state FROM pg_stat_replication WHERE application_name = \(standbyName)")
-            if let row = rows.first {
-                let state = try row.decode(String.self, column: "state")
-                let syncState = try row.decode(String.self, column: "sync_state")
-                if state == "streaming" && (!synchronous || syncState == "sync") { return }
-                seen = "\(state), \(syncState)"
-            }
-            try await Task.sleep(for: .milliseconds(50))
+    /// standby); a usage error otherwise.
+    static func awaitStreaming(on primary: PostgresClient, synchronous: Bool) async throws {
+        do {
+            try await StreamingReplication.awaitStreaming(standbyName, on: primary, synchronous: synchronous)
+        } catch let error as StreamingReplication.NotStreaming {
+            throw ValidationError(error.description)
         }
-        throw ValidationError("the standby did not stream from the primary within \(limit) (last seen: \(seen))")
     }
 }
 
@@ -122,7 +98,7 @@ struct StandbyStartCommand: AsyncParsableCommand {
         let primary = try await options.primary(logger: logger).start()
         let standby = try await options.standby(logger: logger).startStandby(of: primary)
         let inRecovery = try await StandbyOptions.withClient(standby, logger: logger) {
-            try await $0.query("SELECT pg_is_in_recovery()").single().decode(Bool.self, at: 0)
+            try await StreamingReplication.isInRecovery($0)
         }
         guard inRecovery else {
             throw ValidationError(
@@ -130,7 +106,9 @@ struct StandbyStartCommand: AsyncParsableCommand {
             )
         }
         try await StandbyOptions.withClient(primary, logger: logger) {
-            if synchronous { try await StandbyOptions.setSynchronousStandby(StandbyOptions.standbyName, on: $0) }
+            if synchronous {
+                try await StreamingReplication.setSynchronousStandby(StandbyOptions.standbyName, on: $0)
+            }
             try await StandbyOptions.awaitStreaming(on: $0, synchronous: synchronous)
         }
         print(
@@ -157,9 +135,9 @@ struct StandbyStopCommand: AsyncParsableCommand {
         let logger = CommandLogging.logger()
         if let primary = try await options.primary(logger: logger).attach() {
             try await StandbyOptions.withClient(primary, logger: logger) { client in
-                let names = try await client.query("SHOW synchronous_standby_names").single().decode(String.self, at: 0)
+                let names = try await StreamingReplication.synchronousStandbyNames(on: client)
                 if names.contains(StandbyOptions.standbyName) {
-                    try await StandbyOptions.setSynchronousStandby(nil, on: client)
+                    try await StreamingReplication.setSynchronousStandby(nil, on: client)
                     print("the primary no longer waits for the standby (synchronous_standby_names reset)")
                 }
             }
@@ -185,22 +163,21 @@ struct StandbyStatusCommand: AsyncParsableCommand {
         guard let standby = try await options.standby(logger: logger).attach() else {
             throw ValidationError("no standby runs under \(DatabaseOptions.privateFolder(options.dataDir))/standby")
         }
-        let (replayed, replayedAt, replayedAtISO) = try await StandbyOptions.withClient(standby, logger: logger) {
-            try await $0.query(
-                """
-                SELECT pg_last_wal_replay_lsn()::text,
-                       to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),
-                       to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-                """
-            ).single().decode((String?, String?, String?).self)
+        let replay = try await StandbyOptions.withClient(standby, logger: logger) {
+            try await StreamingReplication.replay(on: $0)
         }
         var behind: Int?
-        if let primary = try await options.primary(logger: logger).attach(), let replayed {
+        if let primary = try await options.primary(logger: logger).attach(), let lsn = replay.lsn {
             behind = try await StandbyOptions.withClient(primary, logger: logger) {
-                try await $0.query("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), \(replayed)::pg_lsn)::bigint")
-                    .single().decode(Int.self, at: 0)
+                try await StreamingReplication.bytesBehind(lsn, on: $0)
             }
         }
+        // To the second, in UTC: ISO 8601 for --json, "YYYY-MM-DD HH:MM:SS" in the sentence.
+        let iso = replay.lastCommitAt.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)) }
+            .map { $0.formatted(.iso8601) }
+        let replayed = replay.lsn
+        let replayedAtISO = iso
+        let replayedAt = iso.map { $0.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "") }
         if json {
             try JSONOutput.print(
                 StandbyStatusJSON(
