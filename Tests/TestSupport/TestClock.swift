@@ -5,14 +5,10 @@ import Synchronization
 /// pause) drives the code under test with it: ``waitForSleepers(_:within:)`` until the code is parked,
 /// then ``advance(by:)``, then look.
 public final class TestClock: Clock, Sendable {
-    public struct Instant: InstantProtocol, Sendable {
-        public let offset: Duration
-
-        public init(offset: Duration) { self.offset = offset }
-        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        public func duration(to other: Instant) -> Duration { other.offset - offset }
-        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-    }
+    /// The monotonic clock's instants, so that a test clock's reading can stand where code compares
+    /// with a deadline (`ContinuousClock.Instant`); it starts at the real clock's now and moves only on
+    /// ``advance(by:)``.
+    public typealias Instant = ContinuousClock.Instant
 
     private struct Sleeper {
         let id: UInt64
@@ -21,14 +17,16 @@ public final class TestClock: Clock, Sendable {
     }
 
     private struct State {
-        var now = Instant(offset: .zero)
+        var now: Instant
         var nextId: UInt64 = 0
         var sleepers: [Sleeper] = []
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    public init() {}
+    public init() {
+        state = Mutex(State(now: .now))
+    }
 
     public var now: Instant { state.withLock { $0.now } }
     public var minimumResolution: Duration { .zero }
