@@ -133,6 +133,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // Its HTTP/1 child channel, wrapped (ShopHTTP1Channel).
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -329,7 +331,17 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ], swiftSettings: strict),
+        // The calendar arithmetic, against Foundation's Gregorian calendar. No database.
+        .testTarget(name: "CivilDatesTests", dependencies: ["CivilDates"], swiftSettings: strict),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
+        // Shop's logic without HTTP: the per-user token buckets, request budgets. No database.
+        .testTarget(name: "ShopTests", dependencies: ["Shop"], swiftSettings: strict),
+        // The synthetic ledger (deterministic per seed) and the seeder, against a real PostgreSQL, every
+        // reconciliation check after.
+        .testTarget(
+            name: "SeedingTests",
+            dependencies: ["Seeding", "CivilDates", "Ledger", "Postgres", "Receipts", "Reports", "TestSupport"],
+            swiftSettings: strict),
         // The Summary Sales Report parser, import and comparison, against a real PostgreSQL, with
         // reports generated from the ledger's own rows.
         .testTarget(

@@ -18,10 +18,18 @@ actor RateLimiter {
     }
 
     private let limits: RateLimits
-    private let clock = ContinuousClock()
+    /// The monotonic clock (tests pass one they move: deadlines are its instants).
+    private let clock: any Clock<Duration>
+    private let now: @Sendable () -> ContinuousClock.Instant
     private var buckets: [String: Bucket] = [:]
 
-    init(limits: RateLimits) { self.limits = limits }
+    init(limits: RateLimits) { self.init(limits: limits, clock: ContinuousClock()) }
+
+    init<C: Clock<Duration>>(limits: RateLimits, clock: C) where C.Instant == ContinuousClock.Instant {
+        self.limits = limits
+        self.clock = clock
+        self.now = { clock.now }
+    }
 
     /// Waits until a request to `endpoint` is within the limit, then counts it.
     ///
@@ -35,7 +43,7 @@ actor RateLimiter {
         let kept = deadline == nil ? 0 : (capacity * limits.backgroundShare).rounded(.down)
         let key = "\(endpoint.rawValue)/\(sandbox)"
         while true {
-            let now = clock.now
+            let now = self.now()
             var bucket = buckets[key] ?? Bucket(tokens: capacity, refilled: now)
             bucket.tokens = min(capacity, bucket.tokens + (now - bucket.refilled).seconds * rate)
             bucket.refilled = now
@@ -56,14 +64,14 @@ actor RateLimiter {
                     .rateLimited, "\(endpoint.rawValue): no request to Apple is free before this call's deadline")
             }
             // Actor reentrancy: another waiter may take the token first; then this one waits again.
-            try await Task.sleep(for: wait)
+            try await clock.sleep(for: wait)
         }
     }
 
     /// Apple answered 429 asking to come back at `until`: no call to `endpoint` goes out before then.
     func hold(_ endpoint: RateLimits.Endpoint, sandbox: Bool, until: ContinuousClock.Instant) {
         let key = "\(endpoint.rawValue)/\(sandbox)"
-        let now = clock.now
+        let now = self.now()
         let capacity = max(limits.requestsPerSecond(endpoint, sandbox: sandbox), 1)
         var bucket = buckets[key] ?? Bucket(tokens: capacity, refilled: now)
         bucket.heldUntil = max(bucket.heldUntil ?? until, until)

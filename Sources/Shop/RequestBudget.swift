@@ -12,9 +12,11 @@ package enum RequestBudget {
     package static let shortestCall: Duration = .milliseconds(100)
 
     /// The deadline for a call that may take at most `budget` and must leave `reserve` of the
-    /// request's time for what follows it; nil when less than ``shortestCall`` would be left.
-    package static func deadline(budget: Duration, reserve: Duration) -> ContinuousClock.Instant? {
-        let now = ContinuousClock.now
+    /// request's time for what follows it; nil when less than ``shortestCall`` would be left. `now` is
+    /// the clock's reading (tests pass theirs).
+    package static func deadline(
+        budget: Duration, reserve: Duration, now: ContinuousClock.Instant = .now
+    ) -> ContinuousClock.Instant? {
         var deadline = now + budget
         if let workDeadline { deadline = min(deadline, workDeadline - reserve) }
         return deadline - now >= shortestCall ? deadline : nil

@@ -2,6 +2,7 @@ import AppStoreServerAPI
 import BuildInfo
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Ledger
 import Logging
 import NIOCore
@@ -167,13 +168,17 @@ func shopApplication(
     }
     let application = Application(
         responder: responder,
-        server: .http1(
-            configuration: .init(
-                additionalChannelHandlers: [ConnectionLimitHandler(limiter: connections)],
-                idleTimeout: TimeAmount(configuration.idleTimeout),
-                httpDecoderConfiguration: .init(
-                    maxHeaderFieldSize: ServerConfiguration.maxHeaderBytes,
-                    maxHeaderListSize: ServerConfiguration.maxHeaderBytes))),
+        server: HTTPServerBuilder { responder in
+            ShopHTTP1Channel(
+                http1: HTTP1Channel(
+                    responder: responder,
+                    configuration: .init(
+                        additionalChannelHandlers: [ConnectionLimitHandler(limiter: connections)],
+                        idleTimeout: TimeAmount(configuration.idleTimeout),
+                        httpDecoderConfiguration: .init(
+                            maxHeaderFieldSize: ServerConfiguration.maxHeaderBytes,
+                            maxHeaderListSize: ServerConfiguration.maxHeaderBytes))))
+        },
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "shopledger"),
         services: services,

@@ -94,21 +94,22 @@ struct AppStoreMetricsTests {
             // The first run's sandbox history fails (every attempt); the runs after it answer.
             fake.script(.status(500, errorCode: nil), times: 3, for: .notificationHistory(in: .sandbox))
             let metrics = ShopMetrics()
+            let clock = TestClock()
             let observed = try AppStoreServerAPIClient(
                 configuration: api.configuration, prover: APITest.verifier, logger: APITest.quietLogger,
                 observer: metrics)
             let service = AppStoreSyncService(
                 synchronizer: AppStoreSynchronizer(
                     api: observed, ledger: LedgerStore(client: db.client), logger: APITest.quietLogger),
-                interval: .milliseconds(100), firstLookBack: 86_400, logger: APITest.quietLogger, counters: metrics)
+                interval: .seconds(600), firstLookBack: 86_400, logger: APITest.quietLogger, counters: metrics,
+                clock: clock)
             let started = Date()
             let run = Task { try await service.run() }
-            var text = ""
-            for _ in 0..<200 {
-                try await Task.sleep(for: .milliseconds(50))
-                text = Self.text(metrics)
-                if Self.sample(text, "shop_appstore_sync_runs_total", ["result": "ok"]) != nil { break }
-            }
+            // Two runs (the first partial, the second whole): each ends asleep on the test's clock.
+            try #require(await clock.waitForSleepers(1), "the first run ended")
+            clock.advance(by: .seconds(600))
+            try #require(await clock.waitForSleepers(1), "the second run ended")
+            let text = Self.text(metrics)
             run.cancel()
             _ = try? await run.value
             #expect(Self.sample(text, "shop_appstore_sync_runs_total", ["result": "partial"]) == 1, "\(text)")

@@ -320,18 +320,25 @@ struct AppStoreServerAPIClientTests {
         }
     }
 
-    @Test("Each endpoint and environment has its own bucket: an empty one makes no other wait")
+    @Test(
+        "Each endpoint and environment has its own bucket: an empty one makes no other wait",
+        .timeLimit(.minutes(1)))
     func rateLimitBucketsAreSeparate() async throws {
-        // One request per second everywhere: sharing a bucket would make each acquire below wait ~1 s.
-        let limiter = RateLimiter(limits: RateLimits(perSecond: [.transactionInfo: 1, .orderLookup: 1]))
+        // One request per second everywhere, on a clock the test moves: a call that returns while the
+        // clock stands still did not wait (sharing a bucket, the calls below would wait for it).
+        let clock = TestClock()
+        let limiter = RateLimiter(limits: RateLimits(perSecond: [.transactionInfo: 1, .orderLookup: 1]), clock: clock)
         try await limiter.acquire(.transactionInfo, sandbox: false)
-        let started = ContinuousClock.now
         try await limiter.acquire(.orderLookup, sandbox: false)
         try await limiter.acquire(.transactionInfo, sandbox: true)
-        #expect(ContinuousClock.now - started < .milliseconds(500))
-        // The emptied bucket itself does wait, so the bound above can fail.
-        try await limiter.acquire(.transactionInfo, sandbox: false)
-        #expect(ContinuousClock.now - started >= .milliseconds(800))
+        #expect(clock.sleepers == 0)
+        // The emptied bucket itself does wait, a second, so the calls above could have waited too.
+        let emptied = Task { try await limiter.acquire(.transactionInfo, sandbox: false) }
+        try #require(await clock.waitForSleepers(1), "the emptied bucket's call waits")
+        clock.advance(by: .milliseconds(999))
+        #expect(clock.sleepers == 1)
+        clock.advance(by: .milliseconds(1))
+        try await emptied.value
     }
 
     @Test("The fake refuses tokens that break a claim, so the checks above can fail")

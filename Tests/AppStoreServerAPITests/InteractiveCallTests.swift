@@ -63,23 +63,31 @@ struct InteractiveCallTests {
         }
     }
 
-    @Test("When the quota runs short, background work goes first; a call inside a request fails fast")
+    // On a clock the test moves: a call that returns without the clock moving did not wait (a wait on
+    // it would last until the test advanced it; the time limit ends a test broken that way).
+    @Test(
+        "When the quota runs short, background work goes first; a call inside a request fails fast",
+        .timeLimit(.minutes(1)))
     func backgroundGoesFirst() async throws {
         // A bucket of 5 a second: calls inside a request leave 1 (a fifth) to background work.
-        let limiter = RateLimiter(limits: RateLimits(perSecond: [.transactionInfo: 5], sandboxFactor: 1))
-        let far = ContinuousClock.now + .seconds(60)
+        let clock = TestClock()
+        let limiter = RateLimiter(
+            limits: RateLimits(perSecond: [.transactionInfo: 5], sandboxFactor: 1), clock: clock)
+        let far = clock.now + .seconds(60)
         for _ in 0..<4 { try await limiter.acquire(.transactionInfo, sandbox: false, deadline: far) }
-        let start = ContinuousClock.now
         let starved = await #expect(throws: AppStoreServerAPIError.self) {
-            try await limiter.acquire(.transactionInfo, sandbox: false, deadline: .now + .milliseconds(100))
+            try await limiter.acquire(.transactionInfo, sandbox: false, deadline: clock.now + .milliseconds(100))
         }
         #expect(starved?.code == .rateLimited, "\(String(describing: starved))")
-        #expect(ContinuousClock.now - start < .milliseconds(100), "it did not wait for a token it cannot get")
-        // The token kept back is the background's, at once; the next background call waits for a refill.
+        // The token kept back is the background's, at once; the next background call waits for a refill
+        // (a fifth of a second at 5 a second), and not a moment less.
         try await limiter.acquire(.transactionInfo, sandbox: false)
-        #expect(ContinuousClock.now - start < .milliseconds(100))
-        try await limiter.acquire(.transactionInfo, sandbox: false)
-        #expect(ContinuousClock.now - start >= .milliseconds(150))
+        let refill = Task { try await limiter.acquire(.transactionInfo, sandbox: false) }
+        try #require(await clock.waitForSleepers(1), "the background call waits for a token")
+        clock.advance(by: .milliseconds(199))
+        #expect(clock.sleepers == 1, "still waiting 1 ms before the refill")
+        clock.advance(by: .milliseconds(1))
+        try await refill.value
     }
 
     @Test("Apple's not-found is remembered per id and environment: asked again, Apple is not")

@@ -222,15 +222,17 @@ struct SyncFailureTests {
         // The first run's sandbox history fails (every attempt); the runs after it answer.
         fake.script(.status(500, errorCode: nil), times: 3, for: .notificationHistory(in: .sandbox))
         try await RestoreAndSyncTests().withShop(fake) { _, db, api in
+            let clock = TestClock()
             let service = AppStoreSyncService(
-                synchronizer: Self.synchronizer(api, db), interval: .milliseconds(100), firstLookBack: Self.day,
-                logger: APITest.quietLogger)
+                synchronizer: Self.synchronizer(api, db), interval: .seconds(600), firstLookBack: Self.day,
+                logger: APITest.quietLogger, clock: clock)
             let run = Task { try await service.run() }
-            var starts: [Int64?] = []
-            for _ in 0..<200 where starts.count < 3 {
-                try await Task.sleep(for: .milliseconds(50))
-                starts = Self.historyStarts(fake, "production")
+            // Three runs: each ends asleep on the test's clock until the interval is moved past.
+            for runs in 1...3 {
+                try #require(await clock.waitForSleepers(1), "run \(runs) ended and waits for the interval")
+                if runs < 3 { clock.advance(by: .seconds(600)) }
             }
+            let starts = Self.historyStarts(fake, "production")
             run.cancel()
             _ = try? await run.value
             try #require(starts.count >= 3, "\(starts)")

@@ -18,7 +18,7 @@ struct AccountTokenTests {
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             // Another transaction holds alice's face 1 grant row, so both purchases (of face 1) get past
             // every read before either can commit: the two arrive "at the same instant".
-            let results = try await Self.whileGrantRowHeld(db, uid: "alice", item: .face(1)) {
+            let results = try await Self.whileGrantRowHeld(db, uid: "alice", item: .face(1), lockWaiters: 2) {
                 [
                     Task { try await ledger.recordPurchase(makeTransaction("a1", token: Self.tokenA), for: "alice") },
                     Task { try await ledger.recordPurchase(makeTransaction("a2", token: Self.tokenB), for: "alice") },
@@ -140,24 +140,23 @@ struct AccountTokenTests {
     }
 
     /// Runs `start` while another transaction holds `uid`'s grant row of `item` (inserted, not yet
-    /// committed) for 1.5 s; returns the results of the tasks `start` started.
+    /// committed) until `lockWaiters` sessions wait on it (and `ready` holds); returns the results of
+    /// the tasks `start` started.
     static func whileGrantRowHeld(
-        _ db: TestDatabase, uid: String, item: ItemID,
+        _ db: TestDatabase, uid: String, item: ItemID, lockWaiters: Int,
+        ready: @escaping () -> Bool = { true },
         _ start: () async throws -> [Task<PurchaseOutcome, any Error>]
     ) async throws -> [Result<PurchaseOutcome, any Error>] {
-        let holder = Task {
-            try await db.client.withTransaction { connection in
-                _ = try await connection.query(
-                    """
-                    INSERT INTO grants (uid, item_kind, item_index)
-                    VALUES (\(uid)::text, \(item.kind.rawValue)::text, \(item.index)::int)
-                    """)
-                try await Task.sleep(for: .milliseconds(1500))
-            }
-        }
-        try await Task.sleep(for: .milliseconds(300))
+        let holder = try await HeldTransaction(
+            db,
+            """
+            INSERT INTO grants (uid, item_kind, item_index)
+            VALUES (\(uid)::text, \(item.kind.rawValue)::text, \(item.index)::int)
+            """)
         let tasks = try await start()
-        try await holder.value
+        try await waitForLockWaiters(db, lockWaiters)
+        try await waitUntil("the purchases are staged") { ready() }
+        try await holder.commit()
         var results: [Result<PurchaseOutcome, any Error>] = []
         for task in tasks { results.append(await task.result) }
         return results
@@ -169,9 +168,13 @@ struct AccountTokenTests {
     static func queuedAsOneBatch(
         _ ledger: LedgerStore, _ db: TestDatabase, _ transactions: [VerifiedTransaction], for uid: String
     ) async throws -> [Result<PurchaseOutcome, any Error>] {
-        try await whileGrantRowHeld(db, uid: "alice", item: .face(1)) {
+        try await whileGrantRowHeld(
+            db, uid: "alice", item: .face(1), lockWaiters: 1,
+            ready: { ledger.batcher.queuedCount == transactions.count }
+        ) {
             let lead = Task { try await ledger.recordPurchase(makeTransaction("lead"), for: "alice") }
-            try await Task.sleep(for: .milliseconds(300))
+            // The lead holds the only slot (it waits on the held row) before the others arrive.
+            try await waitForLockWaiters(db, 1)
             return [lead]
                 + transactions.map { transaction in Task { try await ledger.recordPurchase(transaction, for: uid) } }
         }

@@ -145,10 +145,16 @@ struct ConcurrencyTests {
     func purchaseDuringOpenRefund() async throws {
         try await withLedger(maximumConnections: 8) { db, ledger in
             _ = try await ledger.register(uid: "alice", profile: testProfile)
+            // The refund's transaction stays open (its row lock taken) until the purchase waits on it.
+            let (opened, open) = AsyncStream<Void>.makeStream()
             let slowed = LedgerStore(
-                client: db.client, betweenStatements: { _, _ in try await Task.sleep(for: .milliseconds(300)) })
+                client: db.client,
+                betweenStatements: { _, _ in
+                    open.yield()
+                    try await waitForLockWaiters(db, 1)
+                })
             async let refund = slowed.recordRefundEvent(makeRefundEvent("open", .refund, for: "late"))
-            try await Task.sleep(for: .milliseconds(100))
+            for await _ in opened { break }
             let purchase = try await ledger.recordPurchase(makeTransaction("late"), for: "alice")
             #expect(try await refund == .parked)
             #expect(purchase.purchase?.state == .refunded)

@@ -96,28 +96,32 @@ struct GroupCommitTests {
         try await withLedger(maximumConnections: 8) { db, _ in
             let ledger = LedgerStore(client: db.client, groupCommit: Self.oneAtATime)
             _ = try await ledger.register(uid: "alice", profile: testProfile)
-            // Another transaction holds alice's face 1 grant row for 2 s, so the first purchase
-            // (alone, in the only slot) waits on it and the next one queues.
-            let holder = Task {
-                try await db.client.withTransaction { connection in
-                    _ = try await connection.query(
-                        "INSERT INTO grants (uid, item_kind, item_index) VALUES ('alice', 'face', 1)")
-                    try await Task.sleep(for: .seconds(2))
-                }
-            }
-            try await Task.sleep(for: .milliseconds(300))
+            // Another transaction holds alice's face 1 grant row until the test commits it, so the first
+            // purchase (alone, in the only slot) waits on it and the next one queues.
+            let holder = try await HeldTransaction(
+                db, "INSERT INTO grants (uid, item_kind, item_index) VALUES ('alice', 'face', 1)")
             let first = Task { try await ledger.recordPurchase(makeTransaction("held", item: .face(1)), for: "alice") }
-            try await Task.sleep(for: .milliseconds(300))
+            try await waitForLockWaiters(db, 1)
             let queued = Task {
                 try await ledger.recordPurchase(makeTransaction("queued", item: .face(2)), for: "alice")
             }
-            try await Task.sleep(for: .milliseconds(300))
+            try await waitUntil("the second purchase queued") { ledger.batcher.queuedCount == 1 }
+            // Should the cancellation not answer it, the held row's commit would, late: a bound on a broken
+            // test, not a time it measures.
+            let fallback = Task {
+                try await Task.sleep(for: .seconds(30))
+                try await holder.commit()
+            }
+            defer { fallback.cancel() }
             let began = ContinuousClock.now
             queued.cancel()
             let result = await queued.result
-            #expect(ContinuousClock.now - began < .seconds(1))
+            // Answered by the cancellation, not by the held row's commit (which waits for the test): a
+            // wall-clock bound only for a report, since the commit comes after this line.
+            #expect(ContinuousClock.now - began < .seconds(10))
             #expect(throws: CancellationError.self) { try result.get() }
-            try await holder.value
+            #expect(ledger.batcher.queuedCount == 0, "it left the queue")
+            try await holder.commit()
             // The holder's grant row was committed, so the purchase adds to it.
             #expect(try await first.value.isRecorded)
             #expect(try await ledger.recordPurchase(makeTransaction("after", item: .face(3)), for: "alice").isRecorded)

@@ -36,6 +36,69 @@ func scalar(_ client: PostgresClient, _ query: PostgresQuery) async throws -> In
     try await client.query(query).single().decode(Int?.self, at: 0) ?? 0
 }
 
+/// Waits until `count` sessions on this test's database wait for a lock (a row another transaction
+/// holds): the state a test stages, polled, instead of a sleep that hopes it was reached. The bound is
+/// for a broken test, not a time the test measures.
+func waitForLockWaiters(
+    _ db: TestDatabase, _ count: Int, sourceLocation: SourceLocation = #_sourceLocation
+)
+    async throws
+{
+    try await waitUntil("\(count) sessions waiting on a lock", sourceLocation: sourceLocation) {
+        try await scalar(
+            db.client,
+            """
+            SELECT count(*) FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'
+            """) >= count
+    }
+}
+
+/// Polls `condition` until it holds; records an issue and throws after 60 s (a bound for a broken
+/// test, not a time it measures).
+func waitUntil(
+    _ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("not within 60 s: \(what)", sourceLocation: sourceLocation)
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// Another transaction holding a row until the test releases it: `INSERT`s with `sql`, then waits.
+struct HeldTransaction: Sendable {
+    private let task: Task<Void, any Error>
+    private let release: AsyncStream<Void>.Continuation
+
+    /// Returns once the row is inserted (and held).
+    init(_ db: TestDatabase, _ sql: PostgresQuery) async throws {
+        let (inserted, insertedSignal) = AsyncStream<Void>.makeStream()
+        let (released, release) = AsyncStream<Void>.makeStream()
+        self.release = release
+        task = Task {
+            // A failed INSERT ends the wait below too; `commit` then throws its error.
+            defer { insertedSignal.finish() }
+            try await db.client.withTransaction { connection in
+                _ = try await connection.query(sql)
+                insertedSignal.yield()
+                for await _ in released { break }
+            }
+        }
+        for await _ in inserted { break }
+    }
+
+    /// Commits the holder's transaction and waits for it.
+    func commit() async throws {
+        release.yield()
+        release.finish()
+        try await task.value
+    }
+}
+
 /// Account balances (non-zero), as `[account: milli]` for one currency.
 func balances(_ client: PostgresClient, currency: String = "KRW") async throws -> [String: Int] {
     let rows = try await client.query(

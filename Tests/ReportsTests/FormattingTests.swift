@@ -4,27 +4,8 @@ import Testing
 
 @testable import Reports
 
-@Suite("Dates, rates and amounts")
+@Suite("Rates and amounts")
 struct FormattingTests {
-    @Test("CalendarDate parses YYYY-MM-DD only and does calendar arithmetic")
-    func calendarDates() {
-        #expect(CalendarDate("2024-02-29")?.description == "2024-02-29")
-        for bad in [
-            "2023-02-29", "2025-13-01", "2025-1-01", "20250101", "2025-01-01T00:00", "", "0000-01-01", "２０２５-01-01",
-        ] {
-            #expect(CalendarDate(bad) == nil, "\(bad)")
-        }
-        #expect(day("2025-03-09").adding(days: 1) == day("2025-03-10"))
-        #expect(day("2024-12-31").adding(days: 1) == day("2025-01-01"))
-        #expect(day("2024-03-01").adding(days: -1) == day("2024-02-29"))
-        #expect(day("1970-01-01").daysSinceEpoch == 0)
-        #expect(day("2025-03-09").days(to: day("2025-11-02")) == 238)
-        #expect(day("2025-03-09").isoWeekday == 7)  // a Sunday
-        #expect(day("2025-03-10").isoWeekday == 1)
-        #expect(day("2025-03-09").startOfWeek == day("2025-03-03"))
-        #expect(day("2025-12-15").startOfNextMonth == day("2026-01-01"))
-    }
-
     @Test("commission rates parse exactly from decimals and round half up per unit to the minor unit")
     func commissionRates() {
         #expect(CommissionRate(decimal: "0.30")?.partsPerMillion == 300_000)

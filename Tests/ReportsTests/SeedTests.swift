@@ -6,50 +6,8 @@ import Seeding
 import TestSupport
 import Testing
 
-@Suite("Seeding synthetic purchases")
+@Suite("Reports over a seeded ledger")
 struct SeedTests {
-    @Test("a seeded ledger passes every reconciliation check, and its rows are what the summary says")
-    func seededLedgerReconciles() async throws {
-        try await withReportLedger { db, _ in
-            let configuration = SeedConfiguration(
-                purchases: 6_000, days: 40, lastDay: day("2025-06-30"), seed: 9, batchSize: 2_500)
-            let summary = try await LedgerSeeder(client: db.client, invalidating: .reportDays).seed(configuration)
-            #expect(summary.purchases == 6_000 && summary.users == 2_000)
-            func count(_ sql: String) async throws -> Int {
-                try await db.client.query(PostgresQuery(unsafeSQL: sql)).single().decode(Int.self, at: 0)
-            }
-            #expect(try await count("SELECT count(*) FROM purchases") == 6_000)
-            #expect(try await count("SELECT count(*) FROM users") == 2_000)
-            #expect(try await count("SELECT count(*) FROM journal_entries") == summary.journalEntries)
-            #expect(try await count("SELECT count(*) FROM journal_entries WHERE kind = 'refund'") == summary.refunds)
-            #expect(
-                try await count("SELECT count(*) FROM journal_entries WHERE kind = 'refund_reversal'")
-                    == summary.reversals)
-            #expect(
-                try await count("SELECT count(*) FROM purchases WHERE ownership = 'FAMILY_SHARED'")
-                    == summary.familyShared)
-            #expect(summary.refunds > 60 && summary.reversals > 0 && summary.familyShared > 40 && summary.revokes > 0)
-            #expect(try await count("SELECT count(DISTINCT currency) FROM purchases") == 4)
-            #expect(try await count("SELECT count(DISTINCT book) FROM purchases") == 3)
-            #expect(
-                try await count(
-                    "SELECT count(*) FROM purchases WHERE purchased_at < '2025-05-22' OR purchased_at >= '2025-07-01'")
-                    == 0)
-            // The ledger's own writer still works afterwards (the identity sequence moved past the seeded ids).
-            let ledger = LedgerStore(client: db.client)
-            _ = try await ledger.register(uid: "after-seed", profile: testProfile)
-            let outcome = try await ledger.recordPurchase(
-                transaction("after", item: .face(1), at: instant("2025-06-30T12:00:00Z"), price: 1_200_000),
-                for: "after-seed")
-            guard case .recorded = outcome else { Issue.record("\(outcome)"); return }
-            // Seeding again with the same seed is refused before anything is written.
-            await #expect(throws: SeedError.self) {
-                _ = try await LedgerSeeder(client: db.client, invalidating: .reportDays).seed(configuration)
-            }
-            #expect(try await count("SELECT count(*) FROM purchases") == 6_001)
-        }
-    }
-
     @Test("a daily report over a seeded ledger equals totals computed straight from the purchases and journal")
     func reportOverSeededLedger() async throws {
         try await withReportLedger { db, _ in
@@ -103,19 +61,6 @@ struct SeedTests {
                 #expect(byPeriod, "\(query):\n\(text)")
                 #expect(!text.contains("Seq Scan"), "\(query):\n\(text)")
             }
-        }
-    }
-
-    @Test("bad seed settings are refused with a clear message")
-    func badSettings() throws {
-        let last = day("2025-01-01")
-        #expect(throws: SeedError.self) { try SeedConfiguration(purchases: 0, days: 10, lastDay: last).validate() }
-        #expect(throws: SeedError.self) { try SeedConfiguration(purchases: 100, days: 0, lastDay: last).validate() }
-        do {
-            try SeedConfiguration(purchases: 100, days: 10, users: 5, lastDay: last).validate()
-            Issue.record("5 users for 100 purchases was accepted")
-        } catch let error as SeedError {
-            #expect(error.message.contains("--users must be between 10"))
         }
     }
 }

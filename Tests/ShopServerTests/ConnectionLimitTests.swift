@@ -116,12 +116,12 @@ struct ConnectionLimitTests {
         #expect(table.phase(of: other) == .waiting)
     }
 
-    // In this process the flood sometimes ended the whole test run: when the in-process server is stopped
-    // (its serving task cancelled) while connections it accepted are still queued for its accept loop,
-    // NIO drops them and traps ("Deinited NIOAsyncWriter without calling finish()", a known limitation of
-    // NIO's async server channel, seen once in seven runs here). The same flood, larger, runs against
-    // the real `shopledger serve` in FaultTests/HostileRequestTests.halfOpenFlood, where it cannot take the
-    // test process down; this one runs only when asked for (SHOPLEDGER_IN_PROCESS_FLOOD=1).
+    // Runs only when asked for (SHOPLEDGER_IN_PROCESS_FLOOD=1): it asserts wall-clock times (shed within
+    // 1.5 s, none left 3 s after a 2 s idle timeout, NIO's own timer), which a loaded machine stretches.
+    // The same flood, larger, runs against the real `shopledger serve` in
+    // FaultTests/HostileRequestTests.halfOpenFlood. (It used to be off for another reason too: stopping
+    // the in-process server with accepted connections still queued trapped inside NIO, "Deinited
+    // NIOAsyncWriter without calling finish()"; ShopHTTP1Channel closes those now, ServerStopTests.)
     @Test(
         "half-open connections: closed after the idle timeout, shed at the limit; /healthz still answers",
         .enabled(if: ProcessInfo.processInfo.environment["SHOPLEDGER_IN_PROCESS_FLOOD"] == "1"))

@@ -74,9 +74,11 @@ struct StormTests {
                 bought = try await client.api(
                     .post, "/api/v1/purchases", uid: "storm", json: ["signedTransaction": jws])
                 // Apple re-signs a retried notification (another signedDate), same notificationUUID.
-                let original = ServerTest.signedNotification("REFUND", signedTransaction: jws, uuid: uuid)
-                try await Task.sleep(for: .milliseconds(5))
-                let resigned = ServerTest.signedNotification("REFUND", signedTransaction: jws, uuid: uuid)
+                let signed = Date()
+                let original = ServerTest.signedNotification(
+                    "REFUND", signedTransaction: jws, uuid: uuid, signedDate: signed)
+                let resigned = ServerTest.signedNotification(
+                    "REFUND", signedTransaction: jws, uuid: uuid, signedDate: signed.addingTimeInterval(0.005))
                 #expect(original != resigned)
                 deliveries = [original, resigned]
             } else {

@@ -15,6 +15,9 @@ public final class WebhookReceiver: Sendable {
         case status(Int)
         /// Answers 200 after this long (beyond the sender's timeout: the sender counts a failure).
         case slow(Duration)
+        /// The first `count` requests answered as `.slow(wait)`, the rest as `.ok`: a receiver on a loaded
+        /// machine, whose late answers the sender's at-least-once delivery repeats.
+        case slowFirst(count: Int, wait: Duration)
         /// 302 to `location`.
         case redirect(String)
         /// 200 with this many bytes of body.
@@ -37,6 +40,7 @@ public final class WebhookReceiver: Sendable {
         var mode: Mode = .ok
         public var deliveries: [Delivery] = []
         var requests = 0
+        var slowAnswers = 0
         var badSignatures = 0
         public var paths: [String] = []
         var hosts: [String] = []
@@ -86,7 +90,10 @@ public final class WebhookReceiver: Sendable {
             state.requests += 1
             state.paths.append(path)
             state.hosts.append(request.head.authority ?? "")
-            return state.mode
+            guard case .slowFirst(let count, let wait) = state.mode else { return state.mode }
+            guard state.slowAnswers < count else { return .ok }
+            state.slowAnswers += 1
+            return .slow(wait)
         }
         let header = request.headers[HTTPField.Name(WebhookSignature.headerName)!] ?? ""
         let now = Int64(Date().timeIntervalSince1970)
@@ -104,7 +111,7 @@ public final class WebhookReceiver: Sendable {
         case .bigBody(let size):
             record(body, request)
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(repeating: UInt8(ascii: "x"), count: size)))
-        case .ok:
+        case .ok, .slowFirst:
             break
         }
         record(body, request)
@@ -120,6 +127,21 @@ public final class WebhookReceiver: Sendable {
         state.withLock {
             $0.deliveries.append(Delivery(id: id, type: type, uid: uid, attempt: attempt, body: body))
         }
+    }
+
+    /// The ids that arrived more than once whose repeats differ from their first arrival in any byte (a
+    /// redelivery must be the same event, byte for byte): empty when every repeat was identical.
+    public static func alteredRedeliveries(_ deliveries: [Delivery]) -> [String] {
+        var first: [String: String] = [:]
+        var altered: Set<String> = []
+        for delivery in deliveries {
+            if let body = first[delivery.id] {
+                if body != delivery.body { altered.insert(delivery.id) }
+            } else {
+                first[delivery.id] = delivery.body
+            }
+        }
+        return altered.sorted()
     }
 
     /// Users whose events first arrived out of event order (each id counted at its first arrival):

@@ -61,7 +61,14 @@ struct WebhookQueueTests {
                 let task = Task {
                     try await store.record(delivered, of: head, retryAfter: .zero, giveUpAfter: .seconds(60))
                 }
-                try await Task.sleep(for: .milliseconds(300))
+                try await eventually("the worker's DELETE waits on this transaction's lock") {
+                    try await count(
+                        db.client,
+                        """
+                        SELECT count(*) FROM pg_stat_activity
+                        WHERE datname = current_database() AND wait_event_type = 'Lock'
+                        """) >= 1
+                }
                 return task
             }
             #expect(try await recording.value == .delivered)

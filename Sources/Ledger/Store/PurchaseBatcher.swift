@@ -27,6 +27,8 @@ final class PurchaseBatcher: Sendable {
     }
 
     var statistics: State.Statistics { state.withLock { $0.statistics } }
+    /// Callers queued for a slot now (tests wait for a purchase to have queued instead of sleeping).
+    var queuedCount: Int { state.withLock { $0.queue.count } }
 
     let configuration: GroupCommit
     private let client: PostgresClient

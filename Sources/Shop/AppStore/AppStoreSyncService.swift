@@ -14,16 +14,19 @@ package struct AppStoreSyncService: Service {
     let firstLookBack: TimeInterval
     let logger: Logger
     let counters: (any AppStoreSyncCounters)?
+    /// What `interval` is measured on (tests move a clock of their own).
+    let clock: any Clock<Duration>
 
     package init(
         synchronizer: AppStoreSynchronizer, interval: Duration, firstLookBack: TimeInterval, logger: Logger,
-        counters: (any AppStoreSyncCounters)? = nil
+        counters: (any AppStoreSyncCounters)? = nil, clock: any Clock<Duration> = ContinuousClock()
     ) {
         self.synchronizer = synchronizer
         self.interval = interval
         self.firstLookBack = firstLookBack
         self.logger = logger
         self.counters = counters
+        self.clock = clock
     }
 
     /// How far each run looks back before the previous run's start.
@@ -46,7 +49,7 @@ package struct AppStoreSyncService: Service {
                     counters?.recordAppStoreSync(nil, finishedAt: Date())
                     logger.warning("App Store sync failed; will try again", metadata: ["error": "\(error)"])
                 }
-                try? await Task.sleep(for: interval)
+                try? await clock.sleep(for: interval)
             }
         }
     }

@@ -18,6 +18,8 @@ struct GoogleCertificateRefresher: Service {
     let logger: Logger
     /// Counts fetches (`/metrics`); the fetch at start is counted by the application it starts.
     var metrics: ShopMetrics?
+    /// What the pauses between fetches are measured on (tests move a clock of their own).
+    var clock: any Clock<Duration> = ContinuousClock()
 
     /// When to fetch again after an answer fresh for `freshness`: its whole lifetime, bounded.
     static func nextFetch(after freshness: Duration?, minimumInterval: Duration) -> Duration {
@@ -52,7 +54,7 @@ struct GoogleCertificateRefresher: Service {
         var failures = 0
         while !Task.isCancelled {
             do {
-                try await Task.sleep(for: wait)
+                try await clock.sleep(for: wait)
             } catch {
                 return
             }

@@ -112,19 +112,36 @@ struct CertificateFetchTests {
         }
     }
 
-    @Test("no fetch before the answer's max-age runs out, however short the minimum interval")
+    @Test("no fetch before the answer's max-age runs out, however short the minimum interval; one when it does")
     func maxAgeHonoured() async throws {
         let google = FakeGoogleCertificates(
             googleCertificateJSON(["kid-now": FirebaseAuthServerTests.key]), maxAge: 3600)
         let logs = LogRecorder()
-        try await Self.withFetchingServer(google, minimumInterval: .milliseconds(10), logs: logs) { _ in
-            try #require(await logs.waitFor("refreshing Google's certificates", within: .seconds(5)))
-            try await Task.sleep(for: .seconds(1))
+        try await google.run { url in
+            let fetcher = GoogleCertificateFetcher(url: url)
+            let fetched = try await fetcher.fetch()
+            let store = GoogleCertificateStore(fetched: fetched, from: url)
+            let clock = TestClock()
+            let refresher = GoogleCertificateRefresher(
+                store: store, fetcher: fetcher, minimumInterval: .milliseconds(10), logger: logs.logger, clock: clock)
             // Counted from the log, not the fake: another suite's SIGHUP (CertificateRotationTests) may
-            // make this server fetch too, as it should.
-            let refreshes = logs.messages.filter { $0.contains("reason=the last answer is no longer fresh") }
-            #expect(refreshes.isEmpty, "only the fetch at start: the answer is fresh for an hour; \(refreshes)")
-            #expect(google.fetches >= 1)
+            // make this refresher fetch too, as it should.
+            func refreshes() -> Int { logs.messages.count { $0.contains("reason=the last answer is no longer fresh") } }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await refresher.run() }
+                defer { group.cancelAll() }
+                try #require(await clock.waitForSleepers(1), "the refresher waits for the answer to go stale")
+                clock.advance(by: .seconds(3599))
+                // `advance` wakes every sleeper whose deadline it passed, before it returns.
+                #expect(clock.sleepers == 1, "still waiting a second before the hour's max-age runs out")
+                #expect(refreshes() == 0)
+                clock.advance(by: .seconds(1))
+                #expect(clock.sleepers == 0, "woken when the max-age ran out")
+                #expect(await logs.waitFor("reason=the last answer is no longer fresh", within: .seconds(30)))
+                // Fresh for another hour: asleep again, with no second fetch.
+                try #require(await clock.waitForSleepers(1))
+                #expect(refreshes() == 1)
+            }
         }
     }
 
@@ -165,7 +182,15 @@ struct CertificateFetchTests {
 
             google.serve(Data("{\"kid-broken\": \"not a certificate\"}".utf8))
             google.answer(.ok)
-            try await Task.sleep(for: .milliseconds(400))
+            // Wait for the refresher to have read the broken document (a failure that is not a 500).
+            func brokenDocumentRefused() -> Bool {
+                logs.messages.contains { $0.contains("keeping the keys in use") && !$0.contains("HTTP 500") }
+            }
+            let brokenRead = ContinuousClock.now + .seconds(30)
+            while !brokenDocumentRefused(), ContinuousClock.now < brokenRead {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try #require(brokenDocumentRefused(), "the broken document was fetched: \(logs.messages.suffix(5))")
             #expect(
                 try await client.api(.get, "/api/v1/me", token: token).status == .notFound,
                 "a document with no usable key keeps the keys in use too")

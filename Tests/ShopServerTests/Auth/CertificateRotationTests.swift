@@ -74,7 +74,9 @@ struct CertificateRotationTests {
                 try await client.api(.get, "/api/v1/me", token: old).status == .unauthorized, "the retired key is not")
 
             try Self.rotate(file, to: Data("{\"kid-broken\": \"not a certificate\"}".utf8))
-            try await Task.sleep(for: .milliseconds(500))
+            // The watcher has read the broken file once it says so.
+            try #require(
+                await logs.waitFor("keeping the keys in use", within: .seconds(30)), "the broken file was read")
             #expect(
                 try await client.api(.get, "/api/v1/me", token: new).status == .ok,
                 "a broken file keeps the keys in use")

@@ -85,9 +85,10 @@ enum ServerTest {
     /// A StoreKit 2 signed transaction from `pki`, Production, for `product`.
     static func signedTransaction(
         _ product: String, transaction: String = String(UInt64.random(in: 1_000_000...UInt64(1) << 50)),
-        environment: String = "Production", price: Int = 2_500_000, purchaseDateMs: Int64 = 1_763_000_000_000
+        environment: String = "Production", price: Int = 2_500_000, purchaseDateMs: Int64 = 1_763_000_000_000,
+        signedDate: Date = Date()
     ) -> String {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = Int64(signedDate.timeIntervalSince1970 * 1000)
         return pki.sign([
             "transactionId": transaction, "originalTransactionId": transaction, "bundleId": bundleId,
             "productId": product, "type": "Non-Consumable", "purchaseDate": purchaseDateMs,
@@ -99,11 +100,11 @@ enum ServerTest {
 
     /// An App Store Server Notification V2 from `pki` about a signed transaction.
     static func signedNotification(
-        _ type: String, signedTransaction: String, uuid: String = UUID().uuidString
+        _ type: String, signedTransaction: String, uuid: String = UUID().uuidString, signedDate: Date = Date()
     ) -> String {
         pki.sign([
             "notificationType": type, "notificationUUID": uuid, "version": "2.0",
-            "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
+            "signedDate": Int64(signedDate.timeIntervalSince1970 * 1000),
             "data": [
                 "environment": "Production", "appAppleId": 41_234, "bundleId": bundleId, "bundleVersion": "1.0",
                 "signedTransactionInfo": signedTransaction,

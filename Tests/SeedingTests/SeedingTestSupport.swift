@@ -1,0 +1,43 @@
+import CivilDates
+import Foundation
+import Ledger
+import Postgres
+import Receipts
+import Reports
+import TestSupport
+import Testing
+
+/// Runs `body` on a database of its own, then runs every reconciliation check (the ledger's, and the
+/// reports' totals and day cache, which the seeder's catch-up fills).
+func withSeedingDatabase<R: Sendable>(
+    _ label: String = #function,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: (TestDatabase, LedgerStore) async throws -> R
+) async throws -> R {
+    try await TestGate.reports.run {
+        try await withTestDatabase(label) { db in
+            let result = try await body(db, LedgerStore(client: db.client))
+            let report = try await Reconciler(
+                client: db.client, checks: LedgerInvariants.all + [ReportTotalsCheck(), ReportDayCacheCheck()]
+            ).run()
+            if !report.passed {
+                Issue.record("reconciliation failed:\n\(report.text)", sourceLocation: sourceLocation)
+            }
+            return result
+        }
+    }
+}
+
+func date(_ text: String) -> CalendarDate { CalendarDate(text)! }
+
+let testProfile = try! UserProfile(json: #"{"nick":"새싹"}"#)
+
+/// A verified App Store purchase of `item`, in KRW.
+func purchase(_ id: String, item: ItemID, at date: Date, price: Int64) -> VerifiedTransaction {
+    VerifiedTransaction(
+        store: .appStore, environment: .production, transactionId: id, originalTransactionId: id,
+        bundleId: "com.memolease.sesac1", productId: productId(item), productType: .nonConsumable,
+        purchaseDate: date, originalPurchaseDate: date, signedDate: date.addingTimeInterval(2), priceMilli: price,
+        currency: "KRW", storefront: "KOR", ownershipType: .purchased, appAccountToken: nil,
+        evidenceSHA256: fakeDigest("appStore/production/\(id)"))
+}
