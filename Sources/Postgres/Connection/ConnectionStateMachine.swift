@@ -6,8 +6,9 @@ enum ConnectionOutcome<Result> {
     case failed
     /// A blocking job returned (its value is where the job left it).
     case jobReturned
-    /// Refused or given up: cancelled before it was sent, the connection abandoned or closed.
-    case refused(PostgresError)
+    /// Refused or given up: cancelled before it was sent, the connection abandoned or closed. Boxed
+    /// (`indirect`): the error is large and rare, and every action carries an outcome.
+    indirect case refused(PostgresError)
 }
 
 /// Everything that happens to one libpq connection, as a state machine in postgres-nio's style: a value
