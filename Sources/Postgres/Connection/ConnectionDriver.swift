@@ -232,8 +232,6 @@ final class ConnectionDriver: Sendable {
 
     private func apply(_ change: Machine.WatchChange, _ storage: inout Storage) -> Bool {
         switch change {
-        case .add:
-            return false  // registered by `start`, which knows the socket
         case .writable(let writable):
             return reactor.watch(storage.socket, token: token, writable: writable)
         case .remove:

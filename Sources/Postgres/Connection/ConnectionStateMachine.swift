@@ -76,9 +76,9 @@ struct ConnectionStateMachine<Waiter, Result> {
         case readableAndWritable
     }
 
+    /// A change to a registered socket (the first registration is `needsWatch`/`watchAdded`: it needs
+    /// the socket, which the driver reads from libpq).
     enum WatchChange: Equatable {
-        /// Register the socket, readable.
-        case add
         case writable(Bool)
         case remove
     }
