@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import Synchronization
 import TestSupport
 import Testing
 
@@ -13,10 +15,12 @@ struct HungServerTests {
     )
     func cancelledQueryOnStoppedBackend() async throws {
         try await withTestDatabase { db in
+            let threads = LoggingThreads()
             let client = PostgresClient(
                 configuration: .init(
                     connection: .init(url: db.url), minimumConnections: 0, maximumConnections: 1,
-                    leaseTimeout: .milliseconds(300), cancelGrace: .milliseconds(200)))
+                    leaseTimeout: .milliseconds(300), cancelGrace: .milliseconds(200)),
+                logger: threads.logger)
             let backend = try await client.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
             #expect(kill(backend, SIGSTOP) == 0)
             do {
@@ -42,13 +46,17 @@ struct HungServerTests {
                 throw error
             }
             #expect(kill(backend, SIGCONT) == 0)
-            // The blocked job returns, the connection is closed, the slot opens a fresh connection.
+            // The answer arrives (the reactor reads it), the connection is closed, the slot opens a fresh one.
             var recovered: Int32?
             let deadline = ContinuousClock.now + .seconds(10)
             while recovered == nil, ContinuousClock.now < deadline {
                 recovered = try? await client.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
             }
             #expect(recovered != nil && recovered != backend, "a new connection replaces the abandoned one")
+            // Closing it (`PQfinish`) ran on the pool's threads, not on the reactor's, which serves every connection.
+            let closedOn = threads.threads(logging: "closed a database connection abandoned")
+            #expect(closedOn.count == 1, "closed once: \(closedOn)")
+            #expect(!closedOn.contains(SocketReactor.threadName), "closed on \(closedOn)")
             await client.shutdown()
         }
     }
@@ -95,6 +103,35 @@ struct HungServerTests {
                 keywords["keepalives"] == "1" && keywords["tcp_user_timeout"] == "30000"
                     && keywords["keepalives_count"] == "3")
             await client.shutdown()
+        }
+    }
+}
+
+/// Which thread logged each message: the pool logs an abandoned connection's close from the thread that closed it.
+private final class LoggingThreads: Sendable {
+    private let entries = Mutex<[(message: String, thread: String)]>([])
+
+    var logger: Logger {
+        Logger(label: "hung-server-tests") { _ in Handler(threads: self) }
+    }
+
+    func threads(logging prefix: String) -> [String] {
+        entries.withLock { $0.filter { $0.message.hasPrefix(prefix) }.map(\.thread) }
+    }
+
+    private struct Handler: LogHandler {
+        let threads: LoggingThreads
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let thread = Thread.current.name ?? ""
+            threads.entries.withLock { $0.append((event.message.description, thread)) }
         }
     }
 }

@@ -4,8 +4,8 @@ import CLibPQ
 extension PGConnection {
 
     /// Starts `COPY … FROM STDIN`.
-    func beginCopyIn(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) {
-        try beginCopy(query, operation: operation, expecting: PGRES_COPY_IN, "not a COPY … FROM STDIN statement")
+    func beginCopyIn(_ query: PostgresQuery) throws(PostgresError) {
+        try beginCopy(query, expecting: PGRES_COPY_IN, "not a COPY … FROM STDIN statement")
     }
 
     func putCopyData(_ bytes: [UInt8]) throws(PostgresError) {
@@ -19,7 +19,6 @@ extension PGConnection {
 
     /// Ends COPY IN; with `abortMessage` the server discards everything sent. Returns rows copied.
     func endCopyIn(abortMessage: String?, query: String) throws(PostgresError) -> Int {
-        defer { end() }
         let ended = PQputCopyEnd(handle, abortMessage)
         guard ended == 1 else { throw connectionFailure(query: query) }
         var copied = 0
@@ -38,21 +37,18 @@ extension PGConnection {
     }
 
     /// Starts `COPY … TO STDOUT`.
-    func beginCopyOut(_ query: PostgresQuery, operation: UInt64) throws(PostgresError) {
-        try beginCopy(query, operation: operation, expecting: PGRES_COPY_OUT, "not a COPY … TO STDOUT statement")
+    func beginCopyOut(_ query: PostgresQuery) throws(PostgresError) {
+        try beginCopy(query, expecting: PGRES_COPY_OUT, "not a COPY … TO STDOUT statement")
     }
 
-    /// Sends a COPY statement and checks the server entered the expected COPY state; otherwise ends the
-    /// operation and throws the server's error, or `misuse` when the statement was not such a COPY.
+    /// Sends a COPY statement and checks the server entered the expected COPY state; otherwise throws the server's error, or `misuse` when the statement was not such a COPY.
     private func beginCopy(
-        _ query: PostgresQuery, operation: UInt64, expecting expected: ExecStatusType, _ misuse: String
+        _ query: PostgresQuery, expecting expected: ExecStatusType, _ misuse: String
     ) throws(PostgresError) {
-        try begin(operation: operation)
         let result = try send(query)
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == expected else {
-            end()
             if status == PGRES_FATAL_ERROR { throw error(from: result, query: query.sql) }
             drain()
             throw PostgresError(code: .invalidUsage, message: misuse, query: query.sql)
@@ -74,7 +70,6 @@ extension PGConnection {
                 try finishCopyOut(query: query)
                 return (chunk, true)
             } else {
-                end()
                 throw connectionFailure(query: query)
             }
         }
@@ -82,7 +77,6 @@ extension PGConnection {
     }
 
     private func finishCopyOut(query: String) throws(PostgresError) {
-        defer { end() }
         var failure: PostgresError?
         while let result = PQgetResult(handle) {
             if PQresultStatus(result) != PGRES_COMMAND_OK, failure == nil {

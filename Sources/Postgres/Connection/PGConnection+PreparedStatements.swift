@@ -60,7 +60,7 @@ extension PGConnection {
         if let failure = try await prepareStatement(name, query, parameters) { return failure }
         statements.insert(key, name: name)
         if transactionStatus == .idle { try await deallocatePending(query: query.sql) }
-        try throwIfCancelRequested(query: query.sql)
+        // A cancel since the PREPARE refuses this round trip (`ConnectionStateMachine.startRoundTrip`).
         return try await executePrepared(name, query, parameters)
     }
 
@@ -96,7 +96,6 @@ extension PGConnection {
             PQclear(try await roundTrip(query: query) { handle in PQsendQuery(handle, deallocate) })
             if PQstatus(handle) != CONNECTION_OK { throw connectionFailure(query: query) }
         }
-        try throwIfCancelRequested(query: query)
     }
 
     /// True when `sql` may be DEALLOCATE or DISCARD, which drop the session's prepared statements:

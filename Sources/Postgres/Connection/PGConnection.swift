@@ -3,71 +3,53 @@ import Foundation
 import Synchronization
 
 /// One libpq connection (`PGconn *`). Queries are sent without blocking by the leasing task and
-/// their answers read by the reactor thread (`roundTrips`, `RoundTrip.swift`); connecting, scripts,
-/// COPY and clean-up ROLLBACKs make blocking calls from the client's thread pool.
+/// their answers read by the reactor thread; connecting, scripts, COPY and clean-up ROLLBACKs make
+/// blocking calls from the client's thread pool. Who may touch the connection when (a round trip in
+/// flight, a job, a cancel, an abandoned or closed connection) is `driver`'s state machine's to say
+/// (`ConnectionStateMachine`); the driver owns the handle and alone closes it.
 ///
 /// `@unchecked Sendable` is safe because the pool leases a connection to exactly one task at a
-/// time and every libpq call on `handle` is made sequentially, by that task, by thread-pool jobs it
-/// awaits, or by the reactor while the task awaits a round trip (under the waiter's lock); libpq
-/// allows one thread at a time per `PGconn`. The only state touched concurrently is
-/// `cancelState`, behind a `Mutex`, and the `PGcancel` object, which libpq documents as safe to use
-/// from another thread. Plain state such as the prepared-statement cache (`statements`) is covered
-/// by the same one-job-at-a-time invariant.
+/// time and every libpq call on `handle` is made sequentially: by that task, by thread-pool jobs it
+/// awaits, or by the reactor while the task awaits a round trip (under the driver's lock); libpq
+/// allows one thread at a time per `PGconn`. State touched concurrently (cancel, abandon, close) lives in
+/// the driver, behind its lock. Plain state such as the prepared-statement cache (`statements`) and
+/// `isBroken` is covered by the same one-task-at-a-time invariant.
 final class PGConnection: @unchecked Sendable {
     enum TransactionStatus { case idle, active, inTransaction, inError, unknown }
 
-    /// Internal (not private) for the extensions in this module that make libpq calls.
+    /// Internal (not private) for the extensions in this module that make libpq calls. Valid until the
+    /// driver closes the connection (never while an operation or the lease holds it).
     let handle: OpaquePointer
-    private let cancelHandle: OpaquePointer?
     let id: Int
     let openedAt: ContinuousClock.Instant
     /// Set when an operation failed in a way that leaves the connection unusable.
     private(set) var isBroken = false
-    private var isClosed = false
     /// Statements this session has prepared; see `PGConnection+PreparedStatements.swift`.
     var statements: PreparedStatementCache
-    /// The query in flight and the task waiting for it.
-    let roundTrips: RoundTripWaiter
+    /// The connection's state machine and the I/O that runs it: round trips, jobs, cancel, abandon, close.
+    let driver: ConnectionDriver
 
-    private struct CancelState {
-        var operation: UInt64?
-        var running = false
-        var cancelRequested = false
-    }
-    private let cancelState = Mutex(CancelState())
-
-    /// Who owns `cancelHandle`: `close()` frees it, unless a cancel request is being sent with it
-    /// (possibly stuck on a hung server), in which case the sender frees it when libpq returns. So
-    /// `close()` never waits for a cancel.
-    private struct CancelHandleState {
-        var sending = 0
-        var closed = false
-        var freed = false
-    }
-    private let cancelHandleState = Mutex(CancelHandleState())
-
-    /// Set when a cancel request failed (libpq could not send it), or when the task that ran a
-    /// query stopped waiting for it (`abandon()`): the pool must not lease this connection again.
-    private let condemned = Atomic<Bool>(false)
-    private let abandoned = Atomic<Bool>(false)
-
-    private init(handle: OpaquePointer, id: Int, statementCacheCapacity: Int, statementMaxUses: Int) {
+    private init(
+        handle: OpaquePointer, id: Int, driver: ConnectionDriver, statementCacheCapacity: Int, statementMaxUses: Int
+    ) {
         self.handle = handle
         self.statements = PreparedStatementCache(capacity: statementCacheCapacity, maxUses: statementMaxUses)
-        self.cancelHandle = PQgetCancel(handle)
-        self.roundTrips = RoundTripWaiter(handle: handle)
+        self.driver = driver
         // Server notices (e.g. "… does not exist, skipping") would go to stderr by default.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
         self.id = id
         self.openedAt = .now
+        driver.attach(handle)
     }
 
     deinit {
         close()
     }
 
-    /// Opens a connection; blocks for as long as libpq's connect does.
-    static func connect(_ configuration: ConnectionConfiguration, id: Int) throws(PostgresError) -> PGConnection {
+    /// Opens a connection, which `driver` takes over; blocks for as long as libpq's connect does.
+    static func connect(
+        _ configuration: ConnectionConfiguration, id: Int, driver: ConnectionDriver
+    ) throws(PostgresError) -> PGConnection {
         let parameters = try connectParameters(configuration)
         let keywords = parameters.map { strdup($0.0) }
         let values = parameters.map { strdup($0.1) }
@@ -86,7 +68,7 @@ final class PGConnection: @unchecked Sendable {
             throw PostgresError(code: .connectionFailed, message: message)
         }
         return PGConnection(
-            handle: raw, id: id, statementCacheCapacity: configuration.preparedStatementCacheSize,
+            handle: raw, id: id, driver: driver, statementCacheCapacity: configuration.preparedStatementCacheSize,
             statementMaxUses: configuration.preparedStatementMaxUses)
     }
 
@@ -126,19 +108,9 @@ final class PGConnection: @unchecked Sendable {
     }
 
     /// Closes the connection; safe to call twice.
-    func close() {
-        guard !isClosed else { return }
-        isClosed = true
-        let freeCancelHandle = cancelHandleState.withLock { state -> Bool in
-            state.closed = true
-            guard state.sending == 0, !state.freed else { return false }
-            state.freed = true
-            return true
-        }
-        if freeCancelHandle, let cancelHandle { PQfreeCancel(cancelHandle) }
-        roundTrips.close()
-        PQfinish(handle)
-    }
+    func close() { driver.close() }
+
+    var isClosed: Bool { driver.isClosed }
 
     var transactionStatus: TransactionStatus {
         switch PQtransactionStatus(handle) {
@@ -156,110 +128,22 @@ final class PGConnection: @unchecked Sendable {
     /// so it is not trusted: libpq would only notice on the next query, failing it. When the reactor
     /// watches the socket and has seen nothing since the last answer, that is known without asking.
     func isAlive() -> Bool {
-        guard !isBroken, !isClosed, !isCondemned, PQstatus(handle) == CONNECTION_OK else { return false }
-        if roundTrips.isWatchedAndQuiet { return true }
+        guard !isBroken else { return false }
+        let liveness = driver.liveness
+        guard liveness != .unusable, PQstatus(handle) == CONNECTION_OK else { return false }
+        if liveness == .watchedAndQuiet { return true }
         let socket = PQsocket(handle)
         guard socket >= 0, clibpq_socket_readable(socket) == 0 else { return false }
         return true
     }
 
-    // MARK: Cancellation
-
-    /// Registers `operation` as the next one on this connection, before it is scheduled.
-    func prepare(operation: UInt64) {
-        cancelState.withLock { $0 = CancelState(operation: operation) }
-    }
-
-    /// Called from a task-cancellation handler (any thread). Returns true when a running query
-    /// needs a cancel request sent to the server.
-    func requestCancel(operation: UInt64) -> Bool {
-        cancelState.withLock { state in
-            guard state.operation == operation else { return false }
-            state.cancelRequested = true
-            return state.running
-        }
-    }
-
-    /// Sends a cancel request to the server (blocking; opens a short connection of its own, which
-    /// on a hung server can block for as long as the server is hung: run it on the cancel threads).
-    /// Returns false when libpq reports it could not send it (then the connection is condemned).
-    @discardableResult
-    func sendCancel() -> Bool {
-        let usable = cancelHandleState.withLock { state -> Bool in
-            guard !state.closed, !state.freed else { return false }
-            state.sending += 1
-            return true
-        }
-        guard usable, let cancelHandle else { return true }
-        var buffer = [CChar](repeating: 0, count: 256)
-        let sent = PQcancel(cancelHandle, &buffer, Int32(buffer.count)) == 1
-        let freeNow = cancelHandleState.withLock { state -> Bool in
-            state.sending -= 1
-            guard state.closed, state.sending == 0, !state.freed else { return false }
-            state.freed = true
-            return true
-        }
-        if freeNow { PQfreeCancel(cancelHandle) }
-        if !sent { condemn() }
-        return sent
-    }
-
-    /// Marks the connection as never to be leased again (see `condemned`).
-    func condemn() { condemned.store(true, ordering: .releasing) }
-
-    /// The task that ran a job on this connection stopped waiting for it; the job still runs (or is
-    /// queued) on a pool thread, so nothing else may touch the connection: whoever still holds the
-    /// lease leaves it alone, and the pool closes it when the job returns.
-    func abandon() {
-        condemn()
-        abandoned.store(true, ordering: .releasing)
-    }
-
-    var isAbandoned: Bool { abandoned.load(ordering: .acquiring) }
-
-    /// The grace after cancelling `operation` ran out. If it still runs, the connection is abandoned
-    /// and its task resumed with `error` (`RoundTripWaiter.abandon`); checked under the same lock as
-    /// `end()`, so an operation that has finished is never abandoned after the fact.
-    func abandon(operation: UInt64, with error: PostgresError, reclaim: @escaping @Sendable () -> Void) {
-        cancelState.withLock { state in
-            guard state.operation == operation, state.running else { return }
-            abandon()
-            roundTrips.abandon(with: error, reclaim: reclaim)
-        }
-    }
-
-    func checkNotAbandoned() throws(PostgresError) {
-        if isAbandoned {
-            throw PostgresError(
-                code: .queryCancelled, message: "the connection was abandoned after a cancel the server did not answer")
-        }
-    }
+    /// The task that ran an operation on this connection stopped waiting for it (its cancel was not
+    /// answered within the grace): whoever still holds the lease leaves it alone, and it is closed when
+    /// what still runs on it ends.
+    var isAbandoned: Bool { driver.isAbandoned }
 
     /// True when the pool must discard this connection instead of reusing it.
-    var isCondemned: Bool { condemned.load(ordering: .acquiring) }
-
-    func begin(operation: UInt64) throws(PostgresError) {
-        let cancelled = cancelState.withLock { state -> Bool in
-            if state.operation == operation && state.cancelRequested { return true }
-            state.operation = operation
-            state.running = true
-            return false
-        }
-        if cancelled { throw PostgresError(code: .queryCancelled, message: "cancelled before it was sent") }
-    }
-
-    /// Throws `.queryCancelled` when the awaiting task asked to cancel while an earlier step of this
-    /// operation ran (a cancel request reaching an idle server is dropped, so a later step must
-    /// not go ahead as if nothing happened).
-    func throwIfCancelRequested(query: String) throws(PostgresError) {
-        if cancelState.withLock({ $0.cancelRequested }) {
-            throw PostgresError(code: .queryCancelled, message: "cancelled", query: query)
-        }
-    }
-
-    func end() {
-        cancelState.withLock { $0 = CancelState() }
-    }
+    var isCondemned: Bool { driver.isCondemned }
 
     // MARK: Queries
 
@@ -277,11 +161,7 @@ final class PGConnection: @unchecked Sendable {
 
     /// Runs one statement and copies the whole result into Swift memory. Statements with
     /// parameters go through the connection's prepared-statement cache (`run`).
-    func execute(
-        _ query: PostgresQuery, operation: UInt64, executor: BlockingExecutor
-    ) async throws(PostgresError) -> PostgresRows {
-        try begin(operation: operation)
-        defer { end() }
+    func execute(_ query: PostgresQuery, executor: BlockingExecutor) async throws(PostgresError) -> PostgresRows {
         let result = try await run(query)
         defer { PQclear(result) }
         let status = PQresultStatus(result)
@@ -295,7 +175,7 @@ final class PGConnection: @unchecked Sendable {
     /// One round trip through the reactor: `send` is a `PQsend…` call; returns the result to report
     /// (the first error, else the last result) and clears the others.
     func roundTrip(query: String, _ send: (OpaquePointer) -> Int32) async throws(PostgresError) -> OpaquePointer {
-        switch await roundTrips.roundTrip(send) {
+        switch await driver.roundTrip(send) {
         case .results(let results):
             let reported = results.first { PQresultStatus($0) == PGRES_FATAL_ERROR } ?? results.last
             for result in results where result != reported { PQclear(result) }
@@ -304,16 +184,17 @@ final class PGConnection: @unchecked Sendable {
         case .failed:
             isBroken = true
             throw connectionFailure(query: query)
-        case .abandoned(let error):
+        case .refused(var error):
+            error.query = error.query ?? query
             throw error
+        case .jobReturned:
+            throw connectionFailure(query: query)
         }
     }
 
     /// Runs a script of several statements with the simple protocol (`PQexec`); no parameters.
     /// Stops at the first error.
-    func executeScript(_ sql: String, operation: UInt64) throws(PostgresError) {
-        try begin(operation: operation)
-        defer { end() }
+    func executeScript(_ sql: String) throws(PostgresError) {
         // Whatever the outcome, a script that may have dropped our prepared statements empties the
         // cache; if it did not, they are deallocated and prepared again when next used.
         if Self.mayDiscardPreparedStatements(sql) { statements.retireAll() }
@@ -339,8 +220,10 @@ final class PGConnection: @unchecked Sendable {
         return result
     }
 
+    /// A connection a failure broke. (One condemned, abandoned or closed is refused by the driver
+    /// before an operation starts.)
     func checkUsable(query: String) throws(PostgresError) {
-        guard !isBroken, !isClosed, !isCondemned else {
+        guard !isBroken else {
             throw PostgresError(code: .connectionClosed, message: "the connection is closed", query: query)
         }
     }
@@ -432,7 +315,7 @@ final class PGConnection: @unchecked Sendable {
         if message.isEmpty { message = Self.errorMessage(handle) }
         if PQstatus(handle) != CONNECTION_OK { isBroken = true }
         let code: PostgresError.Code
-        if sqlState == .queryCanceled && cancelState.withLock({ $0.cancelRequested }) {
+        if sqlState == .queryCanceled && driver.isCancelRequested {
             code = .queryCancelled
         } else if sqlState == nil && isBroken {
             code = .connectionClosed

@@ -12,7 +12,7 @@ extension PostgresConnection {
         _ query: PostgresQuery,
         _ body: (PostgresCopyWriter) async throws -> Void
     ) async throws -> Int {
-        try await cancellable { connection, operation in try connection.beginCopyIn(query, operation: operation) }
+        try await cancellable { connection in try connection.beginCopyIn(query) }
         let writer = PostgresCopyWriter(connection: self)
         do {
             try await body(writer)
@@ -34,7 +34,7 @@ extension PostgresConnection {
         _ query: PostgresQuery,
         _ body: (PostgresCopyReader) async throws -> Void
     ) async throws {
-        try await cancellable { connection, operation in try connection.beginCopyOut(query, operation: operation) }
+        try await cancellable { connection in try connection.beginCopyOut(query) }
         let reader = PostgresCopyReader(connection: self, sql: query.sql)
         do {
             try await body(reader)

@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 
 /// A connection leased from a `PostgresClient` for the duration of one `withConnection` or
@@ -9,47 +8,24 @@ import Synchronization
 /// answer within the pool's `cancelGrace` (it is hung, or the cancel request could not be sent),
 /// the task stops waiting all the same: the call fails with `.queryCancelled`, the connection is
 /// abandoned and is closed, never reused, when the server answers or the socket fails (the reactor
-/// still reads it; for a blocking step, when libpq returns on its thread).
+/// still reads it; for a blocking step, when libpq returns on its thread). The connection's state
+/// machine (`ConnectionStateMachine`) decides all of this; this type only says what to run.
 public struct PostgresConnection: Sendable {
     let connection: PGConnection
     let executor: BlockingExecutor
-    private let operations: OperationCounter
-    private let cancelGrace: Duration
-    /// Called on the libpq thread when a job this connection's task stopped waiting for returns.
-    private let reclaim: @Sendable (PGConnection) -> Void
 
-    init(
-        connection: PGConnection, executor: BlockingExecutor, operations: OperationCounter, cancelGrace: Duration,
-        reclaim: @escaping @Sendable (PGConnection) -> Void
-    ) {
+    init(connection: PGConnection, executor: BlockingExecutor) {
         self.connection = connection
         self.executor = executor
-        self.operations = operations
-        self.cancelGrace = cancelGrace
-        self.reclaim = reclaim
     }
 
     /// Runs one statement and returns all of its rows. It is sent from this task and answered
     /// through the reactor (`SocketReactor`): no thread waits for the server.
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        let connection = self.connection
-        try connection.checkNotAbandoned()
-        let operation = operations.next()
-        connection.prepare(operation: operation)
-        // Abandoned between round trips: closing (PQfinish writes to the socket) goes to the pool's threads.
-        defer { if connection.roundTrips.takeReclaimDuty() { executor.submit { [reclaim] in reclaim(connection) } } }
-        return try await withTaskCancellationHandler {
-            try await connection.execute(query, operation: operation, executor: executor)
-        } onCancel: { [executor, cancelGrace, reclaim] in
-            if connection.requestCancel(operation: operation) {
-                executor.submitCancel({ connection.sendCancel() }, done: { _ in })
-            }
-            DispatchQueue.global().asyncAfter(deadline: .after(cancelGrace)) {
-                connection.abandon(
-                    operation: operation, with: Self.abandonedError(grace: cancelGrace),
-                    reclaim: { reclaim(connection) })
-            }
+        let (connection, executor) = (self.connection, self.executor)
+        return try await connection.driver.operation {
+            try await connection.execute(query, executor: executor)
         }
     }
 
@@ -62,7 +38,7 @@ public struct PostgresConnection: Sendable {
     /// Runs a trusted script of several statements (migrations, schema set-up). No parameters:
     /// never pass input here.
     public func executeScript(unsafeSQL sql: String) async throws {
-        try await cancellable { connection, operation in try connection.executeScript(sql, operation: operation) }
+        try await cancellable { connection in try connection.executeScript(sql) }
     }
 
     /// Runs `body` inside BEGIN … COMMIT on this connection; ROLLBACK if it throws.
@@ -88,50 +64,21 @@ public struct PostgresConnection: Sendable {
         return result
     }
 
-    /// ROLLBACK if a transaction is open; a failure marks the connection for the pool to discard.
+    /// ROLLBACK if a transaction is open; a failure marks the connection for the pool to discard. It runs
+    /// even for a cancelled task (within the grace): no cancel request, since it is the clean-up.
     func rollback() async {
         guard !connection.isAbandoned else { return }
-        _ = try? await abandonable { connection in connection.rollbackIfInTransaction() }
-    }
-
-    /// Runs blocking work for one operation, translating task cancellation into a server-side
-    /// query cancel, and never waiting more than `cancelGrace` after the cancellation.
-    func cancellable<T: Sendable>(_ work: @escaping @Sendable (PGConnection, UInt64) throws -> T) async throws -> T {
-        let operation = operations.next()
         let connection = self.connection
-        connection.prepare(operation: operation)
-        return try await abandonable(
-            onCancel: { [executor] in
-                if connection.requestCancel(operation: operation) {
-                    executor.submitCancel({ connection.sendCancel() }, done: { _ in })
-                }
-            },
-            { connection in try work(connection, operation) })
+        _ = try? await connection.driver.job(cancelOnServer: false, refuseIfCancelled: false) {
+            connection.rollbackIfInTransaction()
+        }
     }
 
-    /// Runs `work` on the pool's threads; a cancelled caller waits at most `cancelGrace`, then the
-    /// connection is abandoned (see the type's comment).
-    func abandonable<T: Sendable>(
-        onCancel: @escaping @Sendable () -> Void = {}, _ work: @escaping @Sendable (PGConnection) throws -> T
-    ) async throws -> T {
+    /// Runs blocking work for one operation on the pool's threads, translating task cancellation into a
+    /// server-side query cancel, and never waiting more than `cancelGrace` after the cancellation.
+    func cancellable<T: Sendable>(_ work: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         let connection = self.connection
-        try connection.checkNotAbandoned()
-        let grace = cancelGrace
-        return try await executor.run(
-            abandoningAfter: grace,
-            abandonedError: {
-                connection.abandon()
-                return Self.abandonedError(grace: grace)
-            },
-            onCancel: onCancel,
-            whenAbandoned: { [reclaim] _ in reclaim(connection) },
-            { try work(connection) })
-    }
-
-    private static func abandonedError(grace: Duration) -> PostgresError {
-        PostgresError(
-            code: .queryCancelled,
-            message: "cancelled; the database did not stop the query within \(grace), so its connection is abandoned")
+        return try await connection.driver.job(cancelOnServer: true) { try work(connection) }
     }
 }
 
@@ -165,7 +112,7 @@ public struct TransactionOptions: Sendable {
     }
 }
 
-/// Hands out operation ids so a late cancellation can never hit a later query.
+/// Hands out the ids of the pool's lease waiters.
 final class OperationCounter: Sendable {
     private let value = Atomic<UInt64>(1)
     func next() -> UInt64 { value.wrappingAdd(1, ordering: .relaxed).newValue }

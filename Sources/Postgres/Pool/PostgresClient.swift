@@ -4,16 +4,19 @@ import Synchronization
 
 /// A pool of libpq connections, run as a `Service`.
 ///
-/// Connections are leased exclusively to one task (`withConnection`, `withTransaction`); blocking
-/// libpq calls run on the client's own thread pool. A connection that broke (server restart,
-/// network cut) is noticed when it is next leased or when a call on it fails, and is replaced, so a
-/// PostgreSQL restart never needs a service restart. A lease waits at most `leaseTimeout`.
+/// Connections are leased exclusively to one task (`withConnection`, `withTransaction`). A query blocks
+/// no thread: it is sent without blocking and its answer read by the reactor thread (`SocketReactor`);
+/// the few calls that still block (connecting, scripts, COPY, a clean-up ROLLBACK, closing) run on the
+/// client's own threads. A connection that broke (server restart, network cut) is noticed when it is
+/// next leased or when a call on it fails, and is replaced, so a PostgreSQL restart never needs a
+/// service restart. A lease waits at most `leaseTimeout`.
 ///
 /// A hung server (stopped, partitioned, out of disk) never holds a caller: cancelling the awaiting
 /// task cancels the query, and if the server does not stop it within `cancelGrace` the task stops
-/// waiting and the connection is abandoned to the thread still blocked in libpq. The abandoned
-/// connection keeps its slot until libpq returns (so blocked threads never outnumber the slots),
-/// then is closed and its slot given to the next waiter.
+/// waiting and the connection is abandoned (`ConnectionStateMachine`). The abandoned connection keeps
+/// its slot until the server answers or the socket fails (the reactor still reads the round trip; a
+/// blocking job returns), so a hung server never gets more connections than the slots; then it is
+/// closed on the client's threads and its slot given to the next waiter.
 public final class PostgresClient: Sendable, Service {
     public struct Configuration: Sendable {
         public var connection: ConnectionConfiguration
@@ -64,7 +67,8 @@ public final class PostgresClient: Sendable, Service {
     public init(configuration: Configuration, logger: Logger = Logger(label: "shopledger.postgres")) {
         self.configuration = configuration
         self.logger = logger
-        self.executor = BlockingExecutor(numberOfThreads: configuration.maximumConnections + 1)
+        // What still blocks holds a slot (see `BlockingExecutor`): one thread per slot.
+        self.executor = BlockingExecutor(numberOfThreads: configuration.maximumConnections)
     }
 
     public var statistics: Statistics {
@@ -84,8 +88,9 @@ public final class PostgresClient: Sendable, Service {
     private func openMinimumConnections() async {
         while let id = state.withLock({ $0.reserveSlot(max: configuration.minimumConnections) }) {
             do {
+                let driver = makeDriver(slot: id)
                 let connection = try await executor.run { [configuration] in
-                    try PGConnection.connect(configuration.connection, id: id)
+                    try PGConnection.connect(configuration.connection, id: id, driver: driver)
                 }
                 state.withLock { $0.slotOpened() }
                 release(healthy: connection)
@@ -107,7 +112,7 @@ public final class PostgresClient: Sendable, Service {
         }
         for connection in actions.connectionsToClose { _ = try? await executor.run { connection.close() } }
         // Leased connections are closed by their holders' release; wait for them (bounded), but not
-        // for those abandoned to a hung server: their threads return whenever it answers.
+        // for those abandoned to a hung server: they are closed whenever it answers.
         let deadline = ContinuousClock.now + configuration.shutdownTimeout
         while state.withLock({ $0.opened > $0.abandoned }) && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
@@ -129,9 +134,7 @@ public final class PostgresClient: Sendable, Service {
         _ body: (PostgresConnection) async throws -> sending R
     ) async throws -> sending R {
         let connection = try await lease()
-        let leased = PostgresConnection(
-            connection: connection, executor: executor, operations: operations, cancelGrace: configuration.cancelGrace,
-            reclaim: { [weak self] connection in self?.reclaimAbandoned(connection) })
+        let leased = PostgresConnection(connection: connection, executor: executor)
         let result: R
         do {
             result = try await body(leased)
@@ -231,29 +234,30 @@ public final class PostgresClient: Sendable, Service {
         }
     }
 
-    /// Opens a connection in a leased slot. A cancelled caller waits at most `cancelGrace` for
-    /// libpq's connect; then the slot is abandoned to it, and given up when it returns.
+    /// Opens a connection in a leased slot, as one operation of its driver: a cancelled caller waits at
+    /// most `cancelGrace` for libpq's connect; then the slot is abandoned to it, and given up when it returns.
     private func connect(slot id: Int) async throws -> PGConnection {
         let configuration = configuration
-        let abandoned = Atomic<Bool>(false)
+        let driver = makeDriver(slot: id)
         do {
-            return try await executor.run(
-                abandoningAfter: configuration.cancelGrace,
-                abandonedError: { [weak self] in
-                    abandoned.store(true, ordering: .releasing)
-                    self?.state.withLock { $0.abandonLease() }
-                    return CancellationError()
-                },
-                whenAbandoned: { [weak self] result in
-                    if case .success(let connection) = result { connection.close() }
-                    self?.closeAbandonedSlot()
-                },
-                { try PGConnection.connect(configuration.connection, id: id) })
-        } catch {
-            if !abandoned.load(ordering: .acquiring), let waiter = state.withLock({ $0.connectFailed() }) {
-                waiter.resume(returning: .open(id: id))
+            return try await driver.job(cancelOnServer: false, refuseIfCancelled: false) {
+                try PGConnection.connect(configuration.connection, id: id, driver: driver)
             }
+        } catch {
+            if driver.isAbandoned {
+                state.withLock { $0.abandonLease() }
+                throw CancellationError()
+            }
+            if let waiter = state.withLock({ $0.connectFailed() }) { waiter.resume(returning: .open(id: id)) }
             throw error
+        }
+    }
+
+    /// The driver of the connection in slot `id`. Once an abandoned connection is closed (on the
+    /// client's threads) its slot is freed.
+    private func makeDriver(slot id: Int) -> ConnectionDriver {
+        ConnectionDriver(executor: executor, cancelGrace: configuration.cancelGrace) { [weak self] in
+            self?.reclaimedAbandoned(slot: id)
         }
     }
 
@@ -299,13 +303,10 @@ public final class PostgresClient: Sendable, Service {
         }
     }
 
-    /// A job whose task stopped waiting has returned (on a pool thread): close its connection and
-    /// free the slot it kept.
-    private func reclaimAbandoned(_ connection: PGConnection) {
-        connection.close()
+    /// An abandoned connection (or connect) has ended and is closed: free the slot it kept.
+    private func reclaimedAbandoned(slot id: Int) {
         logger.info(
-            "closed a database connection abandoned after an unanswered cancel",
-            metadata: ["connection": "\(connection.id)"])
+            "closed a database connection abandoned after an unanswered cancel", metadata: ["connection": "\(id)"])
         closeAbandonedSlot()
     }
 
