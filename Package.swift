@@ -123,8 +123,6 @@ let package = Package(
             dependencies: [
                 "AppStoreServerAPI",
                 "BuildInfo",
-                // The JSON log handler's timestamps.
-                "CivilDates",
                 "Ledger",
                 "Postgres",
                 "Receipts",
@@ -338,6 +336,11 @@ let package = Package(
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
         // Shop's logic without HTTP: the per-user token buckets, request budgets. No database.
         .testTarget(name: "ShopTests", dependencies: ["Shop"], swiftSettings: strict),
+        // The command line's own helpers: strict setting parsing and the JSON log handler.
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["shopledger", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         // The synthetic ledger (deterministic per seed) and the seeder, against a real PostgreSQL, every
         // reconciliation check after.
         .testTarget(

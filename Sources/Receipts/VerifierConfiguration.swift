@@ -7,6 +7,9 @@ import Foundation
 /// Non-Consumable products, Apple Root CA - G3 as the only trust anchor for signed data and Apple Inc.
 /// Root Certificate for classic receipts.
 public struct VerifierConfiguration: Sendable {
+    /// The SeSAC Study app's bundle id: `--bundle-id`'s default.
+    public static let defaultBundleId = "com.memolease.sesac1"
+
     /// The app's bundle id; every transaction, notification and stub must carry exactly this one.
     public var bundleId: String
     /// Environments accepted for App Store data. `Xcode` and `LocalTesting` data is not signed by Apple and

@@ -90,7 +90,7 @@ public struct ServerConfiguration: Sendable {
     /// The most bytes of request headers, one field or all: a Firebase ID token is about 1 KiB, at most
     /// 8 KiB with custom claims. A half-open connection holds at most this much.
     public static let maxHeaderBytes = 16 * 1024
-    public static let defaultBundleId = "com.memolease.sesac1"
+    public static let defaultBundleId = VerifierConfiguration.defaultBundleId
     /// The shortest stub HMAC secret accepted: 32 bytes, the key size of HMAC-SHA256.
     public static let minimumStubSecretBytes = 32
 

@@ -1,7 +1,6 @@
 import AppStoreServerAPI
 import ArgumentParser
 import Foundation
-import ShopServer
 
 /// The App Store Server API's settings: each a flag, or a `SHOPLEDGER_APP_STORE_*` environment variable
 /// when the flag is absent. With none of key file, key id and issuer id set the API is not configured.

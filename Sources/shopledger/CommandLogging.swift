@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Logging
-import ShopServer
 
 /// Logging set-up for the CLI: to standard error, level from `SHOPLEDGER_LOG_LEVEL` (default info), as
 /// text or JSON lines (`--log-format`, `SHOPLEDGER_LOG_FORMAT`; default text).

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import ShopServer
 
 /// `SHOPLEDGER_*` environment variables, read in this one place, each parsed as strictly as its flag
 /// (`SettingValue`): a value that is not what the setting takes stops the command with a

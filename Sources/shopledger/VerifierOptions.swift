@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Receipts
-import ShopServer
 
 /// What proves a purchase and what Apple sends: the app's bundle id, the accepted environments and the
 /// trust roots. `serve` takes them, and the `appstore` commands, which verify every signed payload of
@@ -36,7 +35,7 @@ struct VerifierOptions: ParsableArguments {
     /// The verifier's configuration these settings describe (stub receipts off; `serve` adds them).
     func configuration() throws -> VerifierConfiguration {
         var receipts = VerifierConfiguration(
-            bundleId: bundleId ?? Environment.string("SHOPLEDGER_BUNDLE_ID") ?? ServerConfiguration.defaultBundleId)
+            bundleId: bundleId ?? Environment.string("SHOPLEDGER_BUNDLE_ID") ?? VerifierConfiguration.defaultBundleId)
         if let environments {
             receipts.acceptedEnvironments = try Self.environments(environments, name: "--environments")
         } else if let list = Environment.string("SHOPLEDGER_ENVIRONMENTS") {

@@ -1,5 +1,6 @@
-import ShopServer
 import Testing
+
+@testable import shopledger
 
 /// The strict parsers behind every `SHOPLEDGER_*` variable: what each takes, and that anything else is
 /// an error saying what it takes rather than a silent default.

@@ -3,7 +3,7 @@ import Logging
 import Synchronization
 import Testing
 
-@testable import ShopServer
+@testable import shopledger
 
 /// `--log-format json`'s handler: one parseable object per line, whatever the message and metadata hold.
 @Suite("JSONLogHandler: one JSON object per line")
