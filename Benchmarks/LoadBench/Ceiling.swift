@@ -56,11 +56,7 @@ enum Ceiling {
         }
         let statement = try PurchaseStatement(
             transaction: benchTransaction("ceiling-capture", product: products[1]), uid: String(uids.lowerBound))
-        guard
-            let pgbench = Pgbench(
-                socketDirectory: server.running.socketDirectory, port: server.running.port,
-                user: server.running.superuser, database: "bench", folder: server.folder)
-        else { throw BenchError("pgbench not found (postgresql-contrib / postgresql-15 provides it)") }
+        let pgbench = try Self.pgbench(server)
         func run(base: Int, seconds: Double) async throws -> Pgbench.Result {
             let (scripts, defines) = statement.pgbenchScripts(
                 products: products, uids: uids, base: 1_000_000_000_000 * base)
@@ -91,11 +87,7 @@ enum Ceiling {
             CREATE TABLE IF NOT EXISTS bench_floor_entries (
                 transaction_id text PRIMARY KEY, account text NOT NULL, amount_milli bigint NOT NULL)
             """)
-        guard
-            let pgbench = Pgbench(
-                socketDirectory: server.running.socketDirectory, port: server.running.port,
-                user: server.running.superuser, database: "bench", folder: server.folder)
-        else { throw BenchError("pgbench not found") }
+        let pgbench = try Self.pgbench(server)
         let script = """
             \\set n :n + 1
             \\set tid :base + :client_id * 1000000000 + :n
@@ -123,11 +115,7 @@ enum Ceiling {
         server: BenchServer, clients: Int, seconds: Double, users: Int
     ) async throws -> Pgbench.Result {
         let sql = try await myinfoStatement(databaseURL: server.databaseURL)
-        guard
-            let pgbench = Pgbench(
-                socketDirectory: server.running.socketDirectory, port: server.running.port,
-                user: server.running.superuser, database: "bench", folder: server.folder)
-        else { throw BenchError("pgbench not found") }
+        let pgbench = try Self.pgbench(server)
         let script = """
             \\set n random(0, \(users - 1))
             \(sql.replacingOccurrences(of: "$1", with: "('r' || :n)"));
@@ -136,6 +124,16 @@ enum Ceiling {
         _ = try await pgbench.run(scripts: [script], defines: [:], clients: clients, seconds: 1)
         return try await pgbench.run(
             scripts: [script], defines: [:], clients: clients, seconds: Int(seconds.rounded(.up)))
+    }
+
+    /// pgbench on the bench database of `server`'s cluster.
+    private static func pgbench(_ server: BenchServer) throws -> Pgbench {
+        guard
+            let pgbench = Pgbench(
+                socketDirectory: server.running.socketDirectory, port: server.running.port,
+                user: server.running.superuser, database: "bench", folder: server.folder)
+        else { throw BenchError("pgbench not found (postgresql-contrib / postgresql-15 provides it)") }
+        return pgbench
     }
 
     /// The text of myinfo's statement as our libpq layer prepares it (`$1` the uid), read back after one

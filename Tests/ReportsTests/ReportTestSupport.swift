@@ -21,7 +21,7 @@ func withReportLedger<R: Sendable>(
             let ledger = LedgerStore(client: db.client)
             let result = try await body(db, ledger)
             let report = try await Reconciler(
-                client: db.client, checks: LedgerInvariants.all + [ReportTotalsCheck(), ReportDayCacheCheck()]
+                client: db.client, checks: ReconciliationChecks.all
             )
             .run()
             if !report.passed {

@@ -18,7 +18,7 @@ func withSeedingDatabase<R: Sendable>(
         try await withTestDatabase(label) { db in
             let result = try await body(db, LedgerStore(client: db.client))
             let report = try await Reconciler(
-                client: db.client, checks: LedgerInvariants.all + [ReportTotalsCheck(), ReportDayCacheCheck()]
+                client: db.client, checks: ReconciliationChecks.all
             ).run()
             if !report.passed {
                 Issue.record("reconciliation failed:\n\(report.text)", sourceLocation: sourceLocation)

@@ -193,7 +193,7 @@ public struct RevenueReporter: Sendable {
     ) async throws -> [ReconciliationCheckResult] {
         var checks: [any ReconciliationCheck] = [ReportTotalsCheck(window: window, scope: scope)]
         if options.reconciliation == .full {
-            checks += LedgerInvariants.all + [ReportTotalsCheck(), ReportDayCacheCheck()]
+            checks += ReconciliationChecks.all
         }
         var results: [ReconciliationCheckResult] = []
         for check in checks { results.append(try await check.run(on: connection, failureLimit: 20)) }
