@@ -56,6 +56,10 @@ SCALING_FAULTS = FaultTests.(SeveralServersTests|TLSProxyTests|StandbyTests|Fail
 # floods beside a timed buyer run after them, alone: others' load (a full accept queue) blurs the buyer.
 HOSTILE_FAULTS = FaultTests.HostileRequestTests
 FLOOD_FAULTS = FaultTests.FloodTests
+# Unit tests that need NIO's event loops to themselves: stopping the in-process server waits for NIO to
+# accept connections while the server's accept loop is held; beside the other suites (storms, fuzzers)
+# that accept did not happen within 15 s in a fresh clone's run, and took 8-43 s in others.
+ALONE_UNIT_TESTS = ShopServerTests.ServerStopTests
 # The release artifact's checks need the tarball `make dist` builds (a release build: not in `make test`).
 # The attacks run against its binary in `make test-faults`: the floods' latency targets are a release
 # build's (docs/security.md).
@@ -63,7 +67,8 @@ RELEASE_ARTIFACT = FaultTests.ReleaseArtifactTests
 
 test: deps-test lint
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip FaultTests
+	$(SWIFT) test --skip-build --skip FaultTests --skip '$(ALONE_UNIT_TESTS)'
+	$(SWIFT) test --skip-build --filter '$(ALONE_UNIT_TESTS)'
 	SHOPLEDGER_FAULT_TESTS=quick $(SWIFT) test --skip-build --filter FaultTests --skip '$(SCALING_FAULTS)' --skip '$(HOSTILE_FAULTS)' --skip '$(FLOOD_FAULTS)'
 	SHOPLEDGER_FAULT_TESTS=quick $(SWIFT) test --skip-build --filter '$(HOSTILE_FAULTS)'
 	SHOPLEDGER_FAULT_TESTS=quick $(SWIFT) test --skip-build --filter '$(FLOOD_FAULTS)'

@@ -30,6 +30,8 @@ struct ServerStopTests {
             #expect(connections.descriptors.count == 8)
             // NIO accepts on its event loops while the accept loop is held: wait until at least three left
             // the kernel's accept queue, so that the loop has connections buffered that it has not taken.
+            // `make test` runs this suite on its own (ALONE_UNIT_TESTS): beside the others, NIO's accepts
+            // waited for their event loops past this bound.
             try await BoundedVerificationTests.waitUntil {
                 guard let queued = Self.acceptQueueLength(port: configuration.port) else { return false }
                 return connections.descriptors.count - queued >= 3
