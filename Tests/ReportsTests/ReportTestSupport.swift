@@ -16,20 +16,8 @@ func withReportLedger<R: Sendable>(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: (TestDatabase, LedgerStore) async throws -> R
 ) async throws -> R {
-    try await TestGate.reports.run {
-        try await withTestDatabase(label) { db in
-            let ledger = LedgerStore(client: db.client)
-            let result = try await body(db, ledger)
-            let report = try await Reconciler(
-                client: db.client, checks: ReconciliationChecks.all
-            )
-            .run()
-            if !report.passed {
-                Issue.record("ledger invariants failed:\n\(report.text)", sourceLocation: sourceLocation)
-            }
-            return result
-        }
-    }
+    try await withReconciledLedger(
+        label, checks: ReconciliationChecks.all, sourceLocation: sourceLocation, body)
 }
 
 /// A fresh temporary folder for report files, removed afterwards.

@@ -14,18 +14,8 @@ func withSeedingDatabase<R: Sendable>(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: (TestDatabase, LedgerStore) async throws -> R
 ) async throws -> R {
-    try await TestGate.reports.run {
-        try await withTestDatabase(label) { db in
-            let result = try await body(db, LedgerStore(client: db.client))
-            let report = try await Reconciler(
-                client: db.client, checks: ReconciliationChecks.all
-            ).run()
-            if !report.passed {
-                Issue.record("reconciliation failed:\n\(report.text)", sourceLocation: sourceLocation)
-            }
-            return result
-        }
-    }
+    try await withReconciledLedger(
+        label, checks: ReconciliationChecks.all, sourceLocation: sourceLocation, body)
 }
 
 func date(_ text: String) -> CalendarDate { CalendarDate(text)! }
