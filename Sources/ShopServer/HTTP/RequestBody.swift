@@ -15,7 +15,7 @@ package struct RequestBody: Sendable {
     /// A form body (SeSAC surface). Clients send `application/x-www-form-urlencoded`; a body with no
     /// content type is read as a form too. Other types are input errors (501 there).
     func form(of request: Request) async throws -> FormFields {
-        if let type = request.headers[.contentType], Self.mediaType(type) != "application/x-www-form-urlencoded" {
+        if let type = request.headers[.contentType], !Self.isMediaType(type, "application/x-www-form-urlencoded") {
             throw InputError.unsupportedMediaType("application/x-www-form-urlencoded")
         }
         let buffer = try await bytes(of: request)
@@ -24,7 +24,7 @@ package struct RequestBody: Sendable {
 
     /// A JSON body's text, unparsed (valid UTF-8; `Content-Type: application/json`, 415 otherwise).
     func jsonText(of request: Request) async throws -> String {
-        guard let contentType = request.headers[.contentType], Self.mediaType(contentType) == "application/json" else {
+        guard let contentType = request.headers[.contentType], Self.isMediaType(contentType, "application/json") else {
             throw InputError.unsupportedMediaType("application/json")
         }
         let buffer = try await bytes(of: request)
@@ -42,7 +42,7 @@ package struct RequestBody: Sendable {
 
     /// A JSON body's bytes, not yet parsed: `Content-Type: application/json` (415 otherwise), not empty.
     func jsonBytes(of request: Request) async throws -> ByteBuffer {
-        guard let contentType = request.headers[.contentType], Self.mediaType(contentType) == "application/json" else {
+        guard let contentType = request.headers[.contentType], Self.isMediaType(contentType, "application/json") else {
             throw InputError.unsupportedMediaType("application/json")
         }
         let buffer = try await bytes(of: request)
@@ -61,10 +61,24 @@ package struct RequestBody: Sendable {
         }
     }
 
-    /// `type/subtype`, lowercased, without parameters such as `charset`.
-    static func mediaType(_ value: String) -> String {
-        value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            ?? ""
+    /// Whether `value` (a `Content-Type`) names `expected` (`type/subtype`, lowercase ASCII): compared
+    /// without case, without parameters such as `charset` and the spaces or tabs around them. Byte by
+    /// byte, allocating nothing: every request with a body passes here.
+    static func isMediaType(_ value: String, _ expected: StaticString) -> Bool {
+        let bytes = value.utf8
+        let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
+        var start = bytes.startIndex
+        var last = end
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while start < last, isSpace(bytes[start]) { start = bytes.index(after: start) }
+        while last > start, isSpace(bytes[bytes.index(before: last)]) { last = bytes.index(before: last) }
+        let name = bytes[start..<last]
+        return expected.withUTF8Buffer { wanted in
+            name.count == wanted.count
+                && zip(name, wanted).allSatisfy { byte, want in
+                    (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == want
+                }
+        }
     }
 
     private static func describe(_ error: DecodingError) -> String {
