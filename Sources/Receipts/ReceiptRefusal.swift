@@ -39,6 +39,13 @@ public struct ReceiptRefusal: Error, Sendable, Hashable, CustomStringConvertible
         /// Not a verdict: the verification stopped at one of its steps because its task was cancelled
         /// (the request's deadline passed, the server is stopping). Nothing is known about the proof.
         public static let cancelled = Reason(rawValue: "cancelled")
+
+        /// Every verdict above (not ``cancelled``, which is none): what a refusal can say.
+        public static let verdicts: [Reason] = [
+            .malformed, .malformedReceipt, .unsupportedAlgorithm, .untrustedChain, .invalidSignature,
+            .weakSignatureAlgorithm, .wrongBundleId, .wrongEnvironment, .unsupportedProductType,
+            .productNotInReceipt, .stubNotAccepted,
+        ]
     }
 
     public var reason: Reason

@@ -18,6 +18,8 @@ import Synchronization
 /// - `shop_rate_limited_total{limit}`: requests turned away by a per-user limit;
 /// - `shopledger_build_info{version,commit}` 1, and the standard `process_*` metrics read at scrape time
 ///   (ShopMetrics+Process.swift).
+///
+/// Counters with a known set of labels are exported at 0 from the start (ShopMetrics+StartingSeries.swift).
 public final class ShopMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
     /// The CPU seconds already added to `process_cpu_seconds_total`: a Prometheus counter only goes up
@@ -49,6 +51,7 @@ public final class ShopMetrics: Sendable {
         registry.makeGauge(
             descriptor: Self.buildInfo, labels: [("version", BuildInfo.version), ("commit", BuildInfo.commit)]
         ).set(to: 1)
+        registerStartingSeries()
     }
 
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {
@@ -132,22 +135,22 @@ public final class ShopMetrics: Sendable {
             metricName: "http_request_duration", unitName: "seconds",
             helpText: "HTTP request latency by route template.")
     }
-    private static var purchases: MetricNameDescriptor {
+    static var purchases: MetricNameDescriptor {
         MetricNameDescriptor(
             namespace: "shop", metricName: "purchases", unitName: "total",
             helpText: "Purchase recordings by outcome: recorded, duplicate, conflict.")
     }
-    private static var refusals: MetricNameDescriptor {
+    static var refusals: MetricNameDescriptor {
         MetricNameDescriptor(
             namespace: "shop", metricName: "receipt_refusals", unitName: "total",
             helpText: "Purchase proofs refused, by the prover's reason.")
     }
-    private static var notifications: MetricNameDescriptor {
+    static var notifications: MetricNameDescriptor {
         MetricNameDescriptor(
             namespace: "shop", metricName: "notifications", unitName: "total",
             helpText: "Store notifications by type and outcome: stored, duplicate, refused.")
     }
-    private static var shedConnections: MetricNameDescriptor {
+    static var shedConnections: MetricNameDescriptor {
         MetricNameDescriptor(
             namespace: "shop", subsystem: "http", metricName: "connections_shed", unitName: "total",
             helpText: "Connections closed at the connection limit: displaced (waiting) or refused (all busy).")
@@ -157,7 +160,7 @@ public final class ShopMetrics: Sendable {
             namespace: "shop", subsystem: "http", metricName: "connections", unitName: "",
             helpText: "Open HTTP connections, and those with a request in progress.")
     }
-    private static var rateLimited: MetricNameDescriptor {
+    static var rateLimited: MetricNameDescriptor {
         MetricNameDescriptor(
             namespace: "shop", metricName: "rate_limited", unitName: "total",
             helpText: "Requests turned away by a per-user limit, by limit.")
