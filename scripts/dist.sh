@@ -5,6 +5,8 @@
 #   shopledger-<version>-linux-<arch>/shopledger.env.example   deploy/shopledger.env.example
 #   shopledger-<version>-linux-<arch>/README.md                deploy/README.md (install, upgrade, logs)
 #   shopledger-<version>-linux-<arch>/CHANGELOG.md
+#   shopledger-<version>-linux-<arch>/prometheus/              deploy/prometheus (scrape config, alerts, their cases)
+#   shopledger-<version>-linux-<arch>/grafana/                 deploy/grafana (the dashboard)
 # and its SHA-256 next to it (.sha256, `sha256sum -c` reads it).
 #
 # The binary is built with --static-swift-stdlib into its own scratch folder (.build-dist, or
@@ -70,6 +72,10 @@ install -m 644 deploy/systemd/shopledger.service "$stage/$name/shopledger.servic
 install -m 644 deploy/shopledger.env.example "$stage/$name/shopledger.env.example"
 install -m 644 deploy/README.md "$stage/$name/README.md"
 install -m 644 CHANGELOG.md "$stage/$name/CHANGELOG.md"
+mkdir "$stage/$name/prometheus" "$stage/$name/grafana"
+install -m 644 deploy/prometheus/prometheus.yml deploy/prometheus/shopledger-rules.yml \
+    deploy/prometheus/shopledger-rules.test.yml "$stage/$name/prometheus/"
+install -m 644 deploy/grafana/shopledger-dashboard.json "$stage/$name/grafana/"
 
 # The same inputs make the same tarball: sorted names, root-owned, one date (the commit's).
 stamp=$(git log -1 --format=%ct 2>/dev/null || date +%s)

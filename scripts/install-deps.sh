@@ -9,7 +9,8 @@
 #              runs deploy/nginx/shopledger.conf with a certificate openssl makes), pgBackRest (the
 #              backup-and-restore fault scenario archives WAL, backs up and restores a point in time
 #              with it), Chromium and a Korean font (the browser test renders
-#              the HTML report headless), cmark-gfm (GitHub's Markdown renderer: the report tests
+#              the HTML report headless), promtool (Debian's prometheus: the alert rules' tests),
+#              cmark-gfm (GitHub's Markdown renderer: the report tests
 #              render the Markdown reports with it). `make run`'s private cluster is a development one and has no
 #              backups: a server host that wants them installs pgbackrest itself (docs/operations.md,
 #              "Backups and the restore drill").
@@ -59,6 +60,8 @@ if [[ $purpose == test || $purpose == ha ]]; then
     command -v pgbackrest >/dev/null 2>&1 || missing+=(pgbackrest)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     command -v cmark-gfm >/dev/null 2>&1 || missing+=(cmark-gfm)
+    # promtool (Debian's prometheus package): the tests check deploy/prometheus/'s rules and run their cases.
+    command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
     # python3's http.server plays Patroni's REST API for `standby cluster`'s test.
     command -v python3 >/dev/null 2>&1 || missing+=(python3)
     # A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
@@ -96,6 +99,7 @@ services=()
 [[ " ${missing[*]} " == *" postgresql "* ]] && services+=(postgresql)
 [[ " ${missing[*]} " == *" haproxy "* ]] && services+=(haproxy)
 [[ " ${missing[*]} " == *" nginx "* ]] && services+=(nginx)
+[[ " ${missing[*]} " == *" prometheus "* ]] && services+=(prometheus)
 if ((${#services[@]} > 0)); then
     echo "Note: Debian's ${services[*]} package(s) may have started their own service(s) (PostgreSQL on port 5432, nginx on port 80);"
     echo "      ShopLedger does not use them. To stop and disable them: sudo systemctl disable --now ${services[*]}"

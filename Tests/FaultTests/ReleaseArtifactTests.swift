@@ -18,7 +18,8 @@ enum ReleaseArtifact {
 
     /// What the tarball holds, in its one top folder.
     static let files: Set<String> = [
-        "shopledger", "shopledger.service", "shopledger.env.example", "README.md", "CHANGELOG.md",
+        "shopledger", "shopledger.service", "shopledger.env.example", "README.md", "CHANGELOG.md", "prometheus",
+        "grafana",
     ]
 
     /// The libraries the binary may name (ELF `NEEDED`): glibc's, libpq, the C++ runtime the Swift runtime
@@ -107,6 +108,12 @@ struct ReleaseArtifactTests {
         let (folder, name) = try await ReleaseArtifact.unpack(into: parent)
         let files = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
         #expect(files == ReleaseArtifact.files)
+        for file in [
+            "prometheus/prometheus.yml", "prometheus/shopledger-rules.yml", "prometheus/shopledger-rules.test.yml",
+            "grafana/shopledger-dashboard.json",
+        ] {
+            #expect(FileManager.default.fileExists(atPath: folder + "/" + file), "\(file) is not in the tarball")
+        }
         let binary = folder + "/shopledger"
         #expect(FileManager.default.isExecutableFile(atPath: binary))
 
