@@ -126,33 +126,18 @@ struct WebhooksReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let selection: WebhookStore.ReplaySelection
-        switch (event, from, to) {
-        case (let id?, nil, nil):
-            guard events == nil else { throw ValidationError("--events goes with --from and --to, not --event") }
-            guard let eventId = WebhookEvent.eventId(parsing: id) else {
-                throw ValidationError("--event must be evt_<number>, got \(id.prefix(40))")
-            }
-            selection = .event(eventId)
-        case (nil, let from?, let to?):
-            selection = .range(
-                from: try Self.instant(from, "--from"), to: try Self.instant(to, "--to"),
-                types: try events.map { text throws(WebhookError) in try WebhookEventType.parseList(text) })
-        default:
-            throw ValidationError("give --event, or --from and --to")
+        do {
+            selection = try WebhookStore.ReplaySelection(
+                event: event, from: from, to: to,
+                types: try events.map { text throws(WebhookError) in try WebhookEventType.parseList(text) },
+                names: .init(event: "--event", from: "--from", to: "--to", types: "--events"))
+        } catch {
+            throw ValidationError(error.message)  // a bad option: exit 64, as for every flag
         }
         let queued = try await database.withClient(schema: .requireCurrent) { client in
             try await WebhookStore(client: client).replay(selection, endpointId: endpoint)
         }
         print("queued \(queued) deliver\(queued == 1 ? "y" : "ies"); serve sends them in event order per user")
-    }
-
-    static func instant(_ text: String, _ flag: String) throws -> Date {
-        let plain = Date.ISO8601FormatStyle()
-        let fractional = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        guard text.count <= 40, let date = (try? plain.parse(text)) ?? (try? fractional.parse(text)) else {
-            throw ValidationError("\(flag) must be an ISO 8601 instant such as 2026-11-27T00:00:00Z")
-        }
-        return date
     }
 }
 

@@ -118,20 +118,9 @@ struct AdminWebhookRoutes {
         }
         group.post("admin/webhooks/replay") { request, _ -> Replayed in
             let input = try await body.json(ReplayRequest.self, of: request)
-            let selection: WebhookStore.ReplaySelection
-            switch (input.eventId, input.from, input.to) {
-            case (let id?, nil, nil):
-                guard let eventId = WebhookEvent.eventId(parsing: id) else {
-                    throw WebhookError(.invalidInput, "eventId must be evt_<number>, got \(id.prefix(40))")
-                }
-                selection = .event(eventId)
-            case (nil, let from?, let to?):
-                selection = .range(
-                    from: try Self.instant(from, "from"), to: try Self.instant(to, "to"),
-                    types: try input.types.map { names throws(WebhookError) in try WebhookEventType.parse(names) })
-            default:
-                throw WebhookError(.invalidInput, "give eventId, or from and to (ISO 8601 instants)")
-            }
+            let selection = try WebhookStore.ReplaySelection(
+                event: input.eventId, from: input.from, to: input.to,
+                types: try input.types.map { names throws(WebhookError) in try WebhookEventType.parse(names) })
             return Replayed(queued: try await store.replay(selection, endpointId: input.endpointId))
         }
         group.get("admin/webhooks/events/:eventId") { _, context -> Event in
@@ -164,14 +153,5 @@ struct AdminWebhookRoutes {
             throw WebhookError(.invalidInput, "\(what) must be a positive integer, got \(text.prefix(40))")
         }
         return value
-    }
-
-    private static func instant(_ text: String, _ name: String) throws(WebhookError) -> Date {
-        let plain = Date.ISO8601FormatStyle()
-        let fractional = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        guard text.count <= 40, let date = (try? plain.parse(text)) ?? (try? fractional.parse(text)) else {
-            throw WebhookError(.invalidInput, "\(name) must be an ISO 8601 instant such as 2026-11-27T00:00:00Z")
-        }
-        return date
     }
 }
