@@ -117,10 +117,18 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The JSON of each concept both front ends show (webhook endpoints, the catalog, purchases and
+        // support actions): the admin API answers it and `--json` prints it, in one encoding, one null rule.
+        .target(
+            name: "APIViews",
+            dependencies: ["Ledger", "Receipts", "Webhooks"],
+            swiftSettings: strict
+        ),
         // HTTP: SeSAC-compatible routes, the JSON API, notifications, auth.
         .target(
             name: "ShopServer",
             dependencies: [
+                "APIViews",
                 "AppStoreServerAPI",
                 "BuildInfo",
                 "Ledger",
@@ -211,6 +219,7 @@ let package = Package(
         .executableTarget(
             name: "shopledger",
             dependencies: [
+                "APIViews",
                 "AppleSales",
                 "AppStoreServerAPI",
                 "BuildInfo",
@@ -364,7 +373,7 @@ let package = Package(
         .testTarget(
             name: "ShopServerTests",
             dependencies: [
-                "Shop", "ShopServer", "Ledger", "TestSupport", "Webhooks",
+                "APIViews", "Shop", "ShopServer", "Ledger", "TestSupport", "Webhooks",
                 // The reconciliation list `serve` passes to the admin API (ServerHooks).
                 "Reports",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

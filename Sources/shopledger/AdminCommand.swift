@@ -1,3 +1,4 @@
+import APIViews
 import ArgumentParser
 import Foundation
 import Ledger
@@ -83,7 +84,10 @@ struct AdminLookupCommand: AsyncParsableCommand {
 
     @Argument(help: "A transaction id or original transaction id.") var id: String
 
-    @Flag(help: "Print the purchases as JSON (an empty list, and exit status 1, when none matches).")
+    @Flag(
+        help:
+            "Print the purchases as JSON, as GET /api/v1/admin/purchases/{id} answers (an empty list, and exit status 1, when none matches)."
+    )
     var json = false
 
     func run() async throws {
@@ -91,7 +95,7 @@ struct AdminLookupCommand: AsyncParsableCommand {
             try await LedgerStore(client: client).lookUpPurchases(id)
         }
         // A script gets JSON it can parse either way; the exit status still says whether anything matched.
-        if json { try JSONOutput.print(LookupJSON(id: id, purchases: records.map(PurchaseRecordJSON.init))) }
+        if json { try JSONOutput.view(PurchaseLookupView(id: id, records: records)) }
         guard !records.isEmpty else {
             FileHandle.standardError.write(
                 Data("no purchase has transaction id or original transaction id \(id)\n".utf8))
@@ -111,7 +115,7 @@ struct AdminHistoryCommand: AsyncParsableCommand {
 
     @Argument(help: "The user's uid.") var uid: String
 
-    @Flag(help: "Print the purchases and support actions as JSON.")
+    @Flag(help: "Print the purchases and support actions as JSON, as GET /api/v1/admin/users/{uid}/history answers.")
     var json = false
 
     func run() async throws {
@@ -120,10 +124,7 @@ struct AdminHistoryCommand: AsyncParsableCommand {
             return (try await ledger.purchaseRecords(of: uid), try await ledger.supportActions(of: uid))
         }
         if json {
-            try JSONOutput.print(
-                HistoryJSON(
-                    uid: uid, purchases: records.map(PurchaseRecordJSON.init),
-                    supportActions: actions.map(SupportActionJSON.init)))
+            try JSONOutput.view(UserHistoryView(uid: uid, records: records, supportActions: actions))
             return
         }
         var lines = ["user \(uid): \(records.count) purchase(s), \(actions.count) support action(s)"]

@@ -1,3 +1,4 @@
+import APIViews
 import ArgumentParser
 import Foundation
 import Ledger
@@ -37,7 +38,7 @@ struct CatalogListCommand: AsyncParsableCommand {
 
     @OptionGroup var logging: LoggingOptions
 
-    @Flag(help: "Print the items as JSON.")
+    @Flag(help: "Print the items as JSON, as GET /api/v1/admin/catalog answers.")
     var json = false
 
     func run() async throws {
@@ -45,7 +46,7 @@ struct CatalogListCommand: AsyncParsableCommand {
             try await CatalogStore(client: client).allItems()
         }
         if json {
-            try JSONOutput.print(CatalogJSON(items: items.map(CatalogJSON.Item.init)))
+            try JSONOutput.view(CatalogView(items))
         } else {
             print(items.map(CatalogText.item).joined(separator: "\n"))
         }
@@ -168,38 +169,4 @@ enum CatalogText {
         }
         return line
     }
-}
-
-/// `catalog list --json`: every item, as scripts read it. Money is integer milliunits with its currency.
-struct CatalogJSON: Encodable {
-    struct Item: Encodable {
-        let kind: String
-        let index: Int
-        @NullWhenNil var productId: String?
-        let name: String
-        @NullWhenNil var nameEn: String?
-        let description: String
-        let priceMilli: Int64
-        let currency: String
-        @NullWhenNil var retiredAt: Date?
-
-        init(_ item: CatalogItem) {
-            kind = item.kind.rawValue
-            index = item.index
-            productId = item.productId
-            name = item.name
-            nameEn = item.nameEn
-            description = item.description
-            priceMilli = item.price.amountMilli
-            currency = item.price.currency
-            retiredAt = item.retiredAt
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case kind, index, productId = "product_id", name, nameEn = "name_en", description
-            case priceMilli = "price_milli", currency, retiredAt = "retired_at"
-        }
-    }
-
-    let items: [Item]
 }

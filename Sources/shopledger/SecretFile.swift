@@ -4,6 +4,11 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+// `struct stat` is declared by a header CDispatch includes too; which module the compiler credits it to
+// depends on the order modules load in, so both are imported (MemberImportVisibility).
+#if canImport(CDispatch)
+import CDispatch
+#endif
 
 /// Files that hold secrets (the admin and metrics tokens, the stub secret, the App Store `.p8` key), read
 /// as ssh reads a private key: refused when its group or others may read it, since then anyone with an

@@ -1,3 +1,4 @@
+import APIViews
 import ArgumentParser
 import AsyncHTTPClient
 import Foundation

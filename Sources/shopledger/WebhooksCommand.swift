@@ -1,3 +1,4 @@
+import APIViews
 import ArgumentParser
 import Foundation
 import Webhooks
@@ -49,7 +50,8 @@ struct WebhooksAddCommand: AsyncParsableCommand {
 
     @Option(help: "A note for operators (at most 200 characters).") var description: String = ""
 
-    @Flag(help: "Print the endpoint as JSON.") var json = false
+    @Flag(help: "Print the endpoint as JSON, as POST /api/v1/admin/webhooks answers (its secret null: it is yours).")
+    var json = false
 
     func run() async throws {
         let url = try WebhookURL(url, destinations: try destinations.destinations())
@@ -59,7 +61,11 @@ struct WebhooksAddCommand: AsyncParsableCommand {
             try await WebhookStore(client: client).addEndpoint(
                 url: url, events: types, secret: secret, description: description, actor: who.name)
         }
-        if json { try JSONOutput.print(WebhookEndpointJSON(endpoint)) } else { print(WebhookText.endpoint(endpoint)) }
+        if json {
+            try JSONOutput.view(AddedWebhookEndpointView(endpoint, madeSecret: nil))
+        } else {
+            print(WebhookText.endpoint(endpoint))
+        }
     }
 }
 
@@ -70,14 +76,14 @@ struct WebhooksListCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
-    @Flag(help: "Print the endpoints as JSON.") var json = false
+    @Flag(help: "Print the endpoints as JSON, as GET /api/v1/admin/webhooks answers.") var json = false
 
     func run() async throws {
         let endpoints = try await database.withClient(schema: .requireCurrent) { client in
             try await WebhookStore(client: client).endpoints()
         }
         if json {
-            try JSONOutput.print(endpoints.map(WebhookEndpointJSON.init))
+            try JSONOutput.view(WebhookEndpointsView(endpoints))
         } else {
             print(
                 endpoints.isEmpty ? "no webhook endpoints" : endpoints.map(WebhookText.endpoint).joined(separator: "\n")
@@ -126,33 +132,18 @@ struct WebhooksReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let selection: WebhookStore.ReplaySelection
-        switch (event, from, to) {
-        case (let id?, nil, nil):
-            guard events == nil else { throw ValidationError("--events goes with --from and --to, not --event") }
-            guard let eventId = WebhookEvent.eventId(parsing: id) else {
-                throw ValidationError("--event must be evt_<number>, got \(id.prefix(40))")
-            }
-            selection = .event(eventId)
-        case (nil, let from?, let to?):
-            selection = .range(
-                from: try Self.instant(from, "--from"), to: try Self.instant(to, "--to"),
-                types: try events.map { text throws(WebhookError) in try WebhookEventType.parseList(text) })
-        default:
-            throw ValidationError("give --event, or --from and --to")
+        do {
+            selection = try WebhookStore.ReplaySelection(
+                event: event, from: from, to: to,
+                types: try events.map { text throws(WebhookError) in try WebhookEventType.parseList(text) },
+                names: .init(event: "--event", from: "--from", to: "--to", types: "--events"))
+        } catch {
+            throw ValidationError(error.message)  // a bad option: exit 64, as for every flag
         }
         let queued = try await database.withClient(schema: .requireCurrent) { client in
             try await WebhookStore(client: client).replay(selection, endpointId: endpoint)
         }
         print("queued \(queued) deliver\(queued == 1 ? "y" : "ies"); serve sends them in event order per user")
-    }
-
-    static func instant(_ text: String, _ flag: String) throws -> Date {
-        let plain = Date.ISO8601FormatStyle()
-        let fractional = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        guard text.count <= 40, let date = (try? plain.parse(text)) ?? (try? fractional.parse(text)) else {
-            throw ValidationError("\(flag) must be an ISO 8601 instant such as 2026-11-27T00:00:00Z")
-        }
-        return date
     }
 }
 
@@ -182,39 +173,6 @@ struct WebhooksShowCommand: AsyncParsableCommand {
                     + "\(attempt.durationMilliseconds) ms\(attempt.error.map { " error=\($0)" } ?? "")")
         }
         print(lines.joined(separator: "\n"))
-    }
-}
-
-/// An endpoint in `--json` output (never its secret).
-struct WebhookEndpointJSON: Encodable {
-    let endpoint_id: Int64
-    let url: String
-    let events: [String]?
-    let description: String
-    let enabled: Bool
-    let created_by: String
-    let created_at: Date
-    let disabled_by: String?
-    let disabled_at: Date?
-    let consecutive_failures: Int
-    let failing_since: Date?
-    let last_delivered_at: Date?
-    let pending: Int
-
-    init(_ endpoint: WebhookEndpoint) {
-        endpoint_id = endpoint.endpointId
-        url = endpoint.url
-        events = endpoint.events?.map(\.rawValue)
-        description = endpoint.description
-        enabled = endpoint.enabled
-        created_by = endpoint.createdBy
-        created_at = endpoint.createdAt
-        disabled_by = endpoint.disabledBy
-        disabled_at = endpoint.disabledAt
-        consecutive_failures = endpoint.consecutiveFailures
-        failing_since = endpoint.failingSince
-        last_delivered_at = endpoint.lastDeliveredAt
-        pending = endpoint.pending
     }
 }
 

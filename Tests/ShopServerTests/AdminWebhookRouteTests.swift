@@ -122,6 +122,14 @@ struct AdminWebhookRouteTests {
             let badReplay = try await client.api(
                 .post, "/api/v1/admin/webhooks/replay", token: Self.admin, json: ["from": "yesterday", "to": "now"])
             #expect(badReplay.status == .unprocessableContent, "\(badReplay.body)")
+            #expect(badReplay.json["error"].map { "\($0)".contains("ISO 8601") } == true, "\(badReplay.body)")
+            // One parser with the command line's: types go with a range, not with one event.
+            let typesWithEvent = try await client.api(
+                .post, "/api/v1/admin/webhooks/replay", token: Self.admin,
+                json: ["eventId": "evt_1", "types": ["refund.applied"]])
+            #expect(
+                typesWithEvent.status == .unprocessableContent && typesWithEvent.errorCode == "invalid_input"
+                    && typesWithEvent.body.contains("types goes with from and to"), "\(typesWithEvent.body)")
             let user = try await client.api(.get, "/api/v1/admin/webhooks", uid: "alice")
             #expect(user.status == .unauthorized)
         }

@@ -46,8 +46,10 @@ struct CatalogCommandTests {
                     as? [[String: Any]])
             #expect(items.count == 14)
             let eight = try #require(items.first { $0["kind"] as? String == "background" && $0["index"] as? Int == 8 })
-            #expect(eight["price_milli"] as? Int == 2_500_000 && eight["name_en"] as? String == "Snowy village")
-            #expect(eight["retired_at"] is NSNull && items.first?["product_id"] is NSNull)
+            let price = try #require(eight["price"] as? [String: Any])
+            #expect(price["amountMilli"] as? Int == 2_500_000 && price["currency"] as? String == "KRW")
+            #expect(eight["nameEn"] as? String == "Snowy village" && eight["retired"] as? Bool == false)
+            #expect(eight["retiredAt"] is NSNull && items.first?["productId"] is NSNull)
 
             let renamed = try await ShopLedgerRun.run(
                 ["catalog", "rename"] + item + ["--name-en", "Snow village"] + who + database)

@@ -49,7 +49,13 @@ struct WebhooksCommandTests {
                 ["webhooks", "replay", "--from", "2000-01-01T00:00:00Z", "--to", "2100-01-01T00:00:00Z"] + database)
             #expect(replayed.status == 0 && replayed.output.contains("queued 0"), "\(replayed.output)")
             let badRange = try await ShopLedgerRun.run(["webhooks", "replay", "--from", "x", "--to", "y"] + database)
-            #expect(badRange.status != 0 && badRange.output.contains("ISO 8601"))
+            #expect(
+                badRange.status == 64 && badRange.output.contains("--from must be an ISO 8601"), "\(badRange.output)")
+            let typesWithEvent = try await ShopLedgerRun.run(
+                ["webhooks", "replay", "--event", "evt_1", "--events", "refund.applied"] + database)
+            #expect(
+                typesWithEvent.status == 64 && typesWithEvent.output.contains("--events goes with --from and --to"),
+                "\(typesWithEvent.output)")
 
             let disabled = try await ShopLedgerRun.run(["webhooks", "disable", "1"] + database)
             #expect(disabled.status == 0 && disabled.output.contains("disabled"), "\(disabled.output)")

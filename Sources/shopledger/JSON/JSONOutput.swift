@@ -1,13 +1,14 @@
+import APIViews
 import Foundation
 
-/// The one way a `--json` flag prints: pretty, sorted keys (so a diff between two runs shows what
-/// changed), ISO 8601 dates, no escaped slashes; the same settings as `reconcile --json`. Each shape
-/// spells its snake_case keys out in its `CodingKeys`, so renaming a Swift property cannot change the
-/// JSON scripts read; docs/configuration.md documents the shapes.
+/// How a `--json` flag prints. A concept the admin API shows too (webhook endpoints, the catalog,
+/// purchases and support actions) is printed as its view, byte for byte what the API answers for the
+/// same object (``view(_:)``). The command line's own shapes (reports, migrations, sync, standby) use
+/// the same encoding and null rule (`ViewJSON`, `NullWhenNil`), their snake_case keys spelled out in
+/// their `CodingKeys` and their `Date`s ISO 8601 in whole seconds; docs/configuration.md documents them.
 enum JSONOutput {
     static func text(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        let encoder = ViewJSON.encoder()
         encoder.dateEncodingStrategy = .iso8601
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
@@ -16,20 +17,9 @@ enum JSONOutput {
     static func print(_ value: some Encodable) throws {
         Swift.print(try text(value))
     }
-}
 
-/// An optional printed as `null` when it has no value, where a synthesized `Encodable` would leave
-/// the key out: every key of a shape is always there, so a script can tell the shape from the value.
-@propertyWrapper
-struct NullWhenNil<Value: Encodable>: Encodable {
-    var wrappedValue: Value?
-
-    init(wrappedValue: Value?) {
-        self.wrappedValue = wrappedValue
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    /// Prints a view as the admin API answers it.
+    static func view(_ view: some Encodable) throws {
+        Swift.print(String(decoding: try ViewJSON.data(view), as: UTF8.self))
     }
 }

@@ -1,3 +1,4 @@
+import APIViews
 import Foundation
 import Postgres
 

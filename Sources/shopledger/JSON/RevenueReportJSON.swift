@@ -1,3 +1,4 @@
+import APIViews
 import AppleSales
 import Foundation
 import Ledger

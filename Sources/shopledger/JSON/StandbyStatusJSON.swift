@@ -1,3 +1,5 @@
+import APIViews
+
 /// `standby status --json`: where the standby is, what it has replayed, and how far behind the
 /// primary it is; `behind_bytes` is null when the primary is not running or nothing was replayed yet.
 struct StandbyStatusJSON: Encodable {

@@ -1,3 +1,4 @@
+import APIViews
 import AppStoreServerAPI
 import Foundation
 import Receipts

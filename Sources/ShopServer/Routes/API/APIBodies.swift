@@ -1,3 +1,4 @@
+import APIViews
 import Foundation
 import Hummingbird
 import Ledger
@@ -23,88 +24,8 @@ package enum APIBodies {
         }
     }
 
-    /// A recorded purchase.
-    struct PurchaseBody: Encodable, Sendable {
-        struct Item: Encodable, Sendable {
-            let kind: String
-            let index: Int
-        }
-        let transactionId: String
-        let originalTransactionId: String
-        let store: String
-        let environment: String
-        let productId: String
-        let item: Item
-        let purchaseDate: String
-        let price: Money?
-        let storefront: String?
-        let ownershipType: String
-        let state: String
-        let recordedAt: String
-
-        init(_ purchase: Purchase) {
-            transactionId = purchase.transactionId
-            originalTransactionId = purchase.originalTransactionId
-            store = purchase.store.rawValue
-            environment = purchase.environment.rawValue
-            productId = purchase.productId
-            item = Item(kind: purchase.item.kind.rawValue, index: purchase.item.index)
-            purchaseDate = UserDocument.timestamp(purchase.purchaseDate)
-            price = purchase.price
-            storefront = purchase.storefront
-            ownershipType = purchase.ownershipType.rawValue
-            state = purchase.state.rawValue
-            recordedAt = UserDocument.timestamp(purchase.recordedAt)
-        }
-
-        // Optional fields are written as null rather than left out: clients see every key.
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(transactionId, forKey: .transactionId)
-            try container.encode(originalTransactionId, forKey: .originalTransactionId)
-            try container.encode(store, forKey: .store)
-            try container.encode(environment, forKey: .environment)
-            try container.encode(productId, forKey: .productId)
-            try container.encode(item, forKey: .item)
-            try container.encode(purchaseDate, forKey: .purchaseDate)
-            try container.encode(price, forKey: .price)
-            try container.encode(storefront, forKey: .storefront)
-            try container.encode(ownershipType, forKey: .ownershipType)
-            try container.encode(state, forKey: .state)
-            try container.encode(recordedAt, forKey: .recordedAt)
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case transactionId, originalTransactionId, store, environment, productId, item, purchaseDate, price,
-                storefront, ownershipType, state, recordedAt
-        }
-
-        /// The same fields as `encode(to:)`, in the same order, written by hand (the purchase answer's hot path).
-        func write(into body: inout JSONBody) {
-            body.field("transactionId", transactionId)
-            body.field("originalTransactionId", originalTransactionId)
-            body.field("store", store)
-            body.field("environment", environment)
-            body.field("productId", productId)
-            body.object("item") { item in
-                item.field("kind", self.item.kind)
-                item.field("index", self.item.index)
-            }
-            body.field("purchaseDate", purchaseDate)
-            if let price {
-                body.object("price") { money in
-                    money.field("amountMilli", price.amountMilli)
-                    money.field("currency", price.currency)
-                }
-            } else {
-                body.null("price")
-            }
-            body.field("storefront", storefront)
-            body.field("ownershipType", ownershipType)
-            body.field("state", state)
-            body.field("recordedAt", recordedAt)
-        }
-    }
+    /// A recorded purchase: the view the admin lookups and `--json` share.
+    typealias PurchaseBody = PurchaseView
 
     /// `POST /api/v1/purchases` 200: `{"purchase": {...}, "duplicate": bool}`. Written by hand (`JSONBody`):
     /// `JSONEncoder` was about 5% of the server's CPU per purchase under load; `Encodable` stays for
@@ -137,8 +58,8 @@ package enum APIBodies {
         let transactionId: String
         let productId: String
         let outcome: String
-        let purchase: PurchaseBody?
-        let error: Failure?
+        @NullWhenNil var purchase: PurchaseBody?
+        @NullWhenNil var error: Failure?
 
         init(_ entry: PurchaseDesk.EntryOutcome) {
             transactionId = entry.transactionId
@@ -156,17 +77,6 @@ package enum APIBodies {
                 (outcome, purchase, error) = ("refused", nil, Failure(code: refusal.code, message: refusal.message))
             }
         }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(transactionId, forKey: .transactionId)
-            try container.encode(productId, forKey: .productId)
-            try container.encode(outcome, forKey: .outcome)
-            try container.encode(purchase, forKey: .purchase)
-            try container.encode(error, forKey: .error)
-        }
-
-        enum CodingKeys: String, CodingKey { case transactionId, productId, outcome, purchase, error }
     }
 
     /// `POST /api/v1/purchases` body: `{"signedTransaction"}` or `{"receipt", "productId"}`.
@@ -239,8 +149,8 @@ package enum APIBodies {
         /// `recorded`, `duplicate`, `conflict` (recorded for another user, or with other evidence) or
         /// `refused` (the product is not in the catalog, or the appAccountToken is not the caller's).
         let outcome: String
-        let code: String?
-        let purchase: PurchaseBody?
+        @NullWhenNil var code: String?
+        @NullWhenNil var purchase: PurchaseBody?
 
         init(_ outcome: RestoreDesk.Outcome) {
             transactionId = outcome.transaction.transactionId
@@ -249,17 +159,6 @@ package enum APIBodies {
             self.code = outcome.code
             self.purchase = outcome.purchase.map(PurchaseBody.init)
         }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(transactionId, forKey: .transactionId)
-            try container.encode(productId, forKey: .productId)
-            try container.encode(outcome, forKey: .outcome)
-            try container.encode(code, forKey: .code)
-            try container.encode(purchase, forKey: .purchase)
-        }
-
-        enum CodingKeys: String, CodingKey { case transactionId, productId, outcome, code, purchase }
     }
 
     /// `POST /api/v1/purchases/restore` 200.

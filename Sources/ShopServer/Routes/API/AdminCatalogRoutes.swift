@@ -1,3 +1,4 @@
+import APIViews
 import Foundation
 import Hummingbird
 import Ledger
@@ -20,31 +21,33 @@ struct AdminCatalogRoutes {
 
     func register(on group: RouterGroup<ShopRequestContext>) {
         group.get("admin/catalog") { _, _ in
-            AdminCatalogBodies.Catalog(items: try await catalog.allItems().map(AdminCatalogBodies.Item.init))
+            ViewResponse(CatalogView(try await catalog.allItems()))
         }
-        group.post("admin/catalog") { request, context -> EditedResponse<AdminCatalogBodies.Change> in
+        group.post("admin/catalog") { request, context -> EditedResponse<ViewResponse<CatalogChangeView>> in
             let actor = try context.requireAdminActor()
             let input = try await body.json(AdminCatalogBodies.AddRequest.self, of: request)
             let new = NewCatalogItem(
                 item: ItemID(kind: try Self.kind(input.kind), index: input.index), productId: input.productId,
                 name: input.name, nameEn: input.nameEn, description: input.description ?? "", price: input.price)
             let change = try await catalog.add(new, SupportRequest(actor: actor, reason: input.reason))
-            return EditedResponse(status: .created, response: AdminCatalogBodies.Change(change))
+            return EditedResponse(status: .created, response: ViewResponse(CatalogChangeView(change)))
         }
-        group.post("admin/catalog/:kind/:index/rename") { request, context -> AdminCatalogBodies.Change in
+        group.post("admin/catalog/:kind/:index/rename") { request, context in
             let actor = try context.requireAdminActor()
             let item = try Self.item(context)
             let input = try await body.json(AdminCatalogBodies.RenameRequest.self, of: request)
-            return AdminCatalogBodies.Change(
-                try await catalog.rename(
-                    item, name: input.name, nameEn: input.nameEn, SupportRequest(actor: actor, reason: input.reason)))
+            return ViewResponse(
+                CatalogChangeView(
+                    try await catalog.rename(
+                        item, name: input.name, nameEn: input.nameEn,
+                        SupportRequest(actor: actor, reason: input.reason))))
         }
-        group.post("admin/catalog/:kind/:index/retire") { request, context -> AdminCatalogBodies.Change in
+        group.post("admin/catalog/:kind/:index/retire") { request, context in
             let actor = try context.requireAdminActor()
             let item = try Self.item(context)
             let input = try await body.json(AdminCatalogBodies.RetireRequest.self, of: request)
-            return AdminCatalogBodies.Change(
-                try await catalog.retire(item, SupportRequest(actor: actor, reason: input.reason)))
+            return ViewResponse(
+                CatalogChangeView(try await catalog.retire(item, SupportRequest(actor: actor, reason: input.reason))))
         }
     }
 
@@ -67,7 +70,8 @@ struct AdminCatalogRoutes {
     }
 }
 
-/// The JSON of the catalog administration endpoints (`AdminCatalogRoutes`).
+/// The request bodies of the catalog administration endpoints (`AdminCatalogRoutes`); their answers are
+/// APIViews' `CatalogView` and `CatalogChangeView`.
 package enum AdminCatalogBodies {
     /// `POST /api/v1/admin/catalog`. The price is in milliunits with its currency, as
     /// `GET /api/v1/catalog` shows prices (`{"amountMilli": 2500000, "currency": "KRW"}` is ₩2,500).
@@ -92,52 +96,5 @@ package enum AdminCatalogBodies {
     /// `POST /api/v1/admin/catalog/{kind}/{index}/retire`.
     package struct RetireRequest: Decodable, Sendable {
         let reason: String
-    }
-
-    /// An item as the admin sees it: the same keys as `GET /api/v1/catalog`'s items, `null` when empty.
-    typealias Item = CatalogRoutes.Item
-
-    /// `GET /api/v1/admin/catalog`.
-    struct Catalog: ResponseEncodable, Sendable {
-        let items: [Item]
-    }
-
-    /// A change as recorded: who, why, when, what, and the item after it.
-    struct Change: ResponseEncodable, Sendable {
-        let changeId: Int64
-        let change: String
-        let item: Item
-        let nameBefore: String?
-        let nameEnBefore: String?
-        let actor: String
-        let reason: String
-        let changedAt: String
-
-        init(_ change: CatalogChange) {
-            changeId = change.changeId
-            self.change = change.kind.rawValue
-            item = Item(change.item)
-            nameBefore = change.nameBefore
-            nameEnBefore = change.nameEnBefore
-            actor = change.actor
-            reason = change.reason
-            changedAt = UserDocument.timestamp(change.changedAt)
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(changeId, forKey: .changeId)
-            try container.encode(change, forKey: .change)
-            try container.encode(item, forKey: .item)
-            try container.encode(nameBefore, forKey: .nameBefore)
-            try container.encode(nameEnBefore, forKey: .nameEnBefore)
-            try container.encode(actor, forKey: .actor)
-            try container.encode(reason, forKey: .reason)
-            try container.encode(changedAt, forKey: .changedAt)
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case changeId, change, item, nameBefore, nameEnBefore, actor, reason, changedAt
-        }
     }
 }

@@ -1,3 +1,4 @@
+import APIViews
 import Crypto
 import Foundation
 import Hummingbird
@@ -35,72 +36,15 @@ struct AdminWebhookRoutes {
         let endpointId: Int64?
     }
 
-    struct Endpoint: ResponseEncodable, Sendable {
-        let endpointId: Int64
-        let url: String
-        let events: [String]?
-        let description: String
-        let enabled: Bool
-        let createdBy: String
-        let createdAt: String
-        let disabledBy: String?
-        let disabledAt: String?
-        let consecutiveFailures: Int
-        let failingSince: String?
-        let lastDeliveredAt: String?
-        let pending: Int
-        /// Only in the answer that added the endpoint with a secret the server made.
-        let secret: String?
-
-        init(_ endpoint: WebhookEndpoint, secret: String? = nil) {
-            endpointId = endpoint.endpointId
-            url = endpoint.url
-            events = endpoint.events?.map(\.rawValue)
-            description = endpoint.description
-            enabled = endpoint.enabled
-            createdBy = endpoint.createdBy
-            createdAt = UserDocument.timestamp(endpoint.createdAt)
-            disabledBy = endpoint.disabledBy
-            disabledAt = endpoint.disabledAt.map(UserDocument.timestamp)
-            consecutiveFailures = endpoint.consecutiveFailures
-            failingSince = endpoint.failingSince.map(UserDocument.timestamp)
-            lastDeliveredAt = endpoint.lastDeliveredAt.map(UserDocument.timestamp)
-            pending = endpoint.pending
-            self.secret = secret
-        }
-    }
-
-    struct Endpoints: ResponseEncodable, Sendable {
-        let endpoints: [Endpoint]
-    }
-
     struct Replayed: ResponseEncodable, Sendable {
         let queued: Int
     }
 
-    struct Attempt: Encodable, Sendable {
-        let endpointId: Int64
-        let attempt: Int
-        let startedAt: String
-        let durationMs: Int
-        let statusCode: Int?
-        let error: String?
-        let outcome: String
-    }
-
-    struct Event: ResponseEncodable, Sendable {
-        let id: String
-        let type: String
-        let uid: String
-        let created: String
-        let attempts: [Attempt]
-    }
-
     func register(on group: RouterGroup<ShopRequestContext>) {
-        group.get("admin/webhooks") { _, _ -> Endpoints in
-            Endpoints(endpoints: try await store.endpoints().map { Endpoint($0) })
+        group.get("admin/webhooks") { _, _ in
+            ViewResponse(WebhookEndpointsView(try await store.endpoints()))
         }
-        group.post("admin/webhooks") { request, context -> EditedResponse<Endpoint> in
+        group.post("admin/webhooks") { request, context -> EditedResponse<ViewResponse<AddedWebhookEndpointView>> in
             let actor = try context.requireAdminActor()
             let input = try await body.json(AddRequest.self, of: request)
             let url = try WebhookURL(input.url, destinations: destinations)
@@ -109,32 +53,22 @@ struct AdminWebhookRoutes {
             let endpoint = try await store.addEndpoint(
                 url: url, events: events, secret: input.secret ?? made ?? "", description: input.description ?? "",
                 actor: actor)
-            return EditedResponse(status: .created, response: Endpoint(endpoint, secret: made))
+            return EditedResponse(
+                status: .created, response: ViewResponse(AddedWebhookEndpointView(endpoint, madeSecret: made)))
         }
-        group.post("admin/webhooks/:endpointId/disable") { _, context -> Endpoint in
+        group.post("admin/webhooks/:endpointId/disable") { _, context in
             let actor = try context.requireAdminActor()
             let id = try Self.positive(try context.parameters.require("endpointId"), "the endpoint id")
-            return Endpoint(try await store.disableEndpoint(id, actor: actor))
+            return ViewResponse(WebhookEndpointView(try await store.disableEndpoint(id, actor: actor)))
         }
         group.post("admin/webhooks/replay") { request, _ -> Replayed in
             let input = try await body.json(ReplayRequest.self, of: request)
-            let selection: WebhookStore.ReplaySelection
-            switch (input.eventId, input.from, input.to) {
-            case (let id?, nil, nil):
-                guard let eventId = WebhookEvent.eventId(parsing: id) else {
-                    throw WebhookError(.invalidInput, "eventId must be evt_<number>, got \(id.prefix(40))")
-                }
-                selection = .event(eventId)
-            case (nil, let from?, let to?):
-                selection = .range(
-                    from: try Self.instant(from, "from"), to: try Self.instant(to, "to"),
-                    types: try input.types.map { names throws(WebhookError) in try WebhookEventType.parse(names) })
-            default:
-                throw WebhookError(.invalidInput, "give eventId, or from and to (ISO 8601 instants)")
-            }
+            let selection = try WebhookStore.ReplaySelection(
+                event: input.eventId, from: input.from, to: input.to,
+                types: try input.types.map { names throws(WebhookError) in try WebhookEventType.parse(names) })
             return Replayed(queued: try await store.replay(selection, endpointId: input.endpointId))
         }
-        group.get("admin/webhooks/events/:eventId") { _, context -> Event in
+        group.get("admin/webhooks/events/:eventId") { _, context in
             let text = try context.parameters.require("eventId")
             guard let id = WebhookEvent.eventId(parsing: text) else {
                 throw WebhookError(.invalidInput, "the event id must be evt_<number>, got \(text.prefix(40))")
@@ -142,15 +76,7 @@ struct AdminWebhookRoutes {
             guard let event = try await store.event(id) else {
                 throw WebhookError(.noSuchEvent, "no webhook event has id \(WebhookEvent.publicId(id))")
             }
-            let attempts = try await store.attempts(of: id).map {
-                Attempt(
-                    endpointId: $0.endpointId, attempt: $0.attempt, startedAt: UserDocument.timestamp($0.startedAt),
-                    durationMs: $0.durationMilliseconds, statusCode: $0.statusCode, error: $0.error,
-                    outcome: $0.outcome)
-            }
-            return Event(
-                id: WebhookEvent.publicId(id), type: event.type.rawValue, uid: event.uid,
-                created: UserDocument.timestamp(event.createdAt), attempts: attempts)
+            return ViewResponse(WebhookEventView(event, attempts: try await store.attempts(of: id)))
         }
     }
 
@@ -164,14 +90,5 @@ struct AdminWebhookRoutes {
             throw WebhookError(.invalidInput, "\(what) must be a positive integer, got \(text.prefix(40))")
         }
         return value
-    }
-
-    private static func instant(_ text: String, _ name: String) throws(WebhookError) -> Date {
-        let plain = Date.ISO8601FormatStyle()
-        let fractional = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        guard text.count <= 40, let date = (try? plain.parse(text)) ?? (try? fractional.parse(text)) else {
-            throw WebhookError(.invalidInput, "\(name) must be an ISO 8601 instant such as 2026-11-27T00:00:00Z")
-        }
-        return date
     }
 }

@@ -1,3 +1,4 @@
+import APIViews
 import Hummingbird
 import Ledger
 import Receipts

@@ -1,3 +1,4 @@
+import APIViews
 import Foundation
 import Hummingbird
 import Ledger
@@ -16,7 +17,7 @@ struct SupportRoutes {
     let body: RequestBody
 
     func register(on group: RouterGroup<ShopRequestContext>) {
-        group.post("admin/grants") { request, context -> EditedResponse<SupportBodies.Action> in
+        group.post("admin/grants") { request, context -> EditedResponse<ViewResponse<SupportActionView>> in
             let actor = try context.requireAdminActor()
             let input = try await body.json(SupportBodies.GrantRequest.self, of: request)
             guard let kind = ItemKind(rawValue: input.kind) else {
@@ -25,33 +26,32 @@ struct SupportRoutes {
             let action = try await ledger.grantCompensation(
                 ItemID(kind: kind, index: input.index), to: input.uid,
                 SupportRequest(actor: actor, reason: input.reason, transactionId: input.transactionId))
-            return EditedResponse(status: .created, response: SupportBodies.Action(action))
+            return EditedResponse(status: .created, response: ViewResponse(SupportActionView(action)))
         }
-        group.post("admin/grants/:actionId/revoke") { request, context -> SupportBodies.Action in
+        group.post("admin/grants/:actionId/revoke") { request, context in
             let actor = try context.requireAdminActor()
             let text = try context.parameters.require("actionId")
             guard let grantId = Int64(text), grantId > 0 else {
                 throw LedgerError(.invalidInput, "the grant id must be a positive integer, got \(text)")
             }
             let input = try await body.json(SupportBodies.RevokeRequest.self, of: request)
-            return SupportBodies.Action(
-                try await ledger.revokeCompensation(grantId, SupportRequest(actor: actor, reason: input.reason)))
+            return ViewResponse(
+                SupportActionView(
+                    try await ledger.revokeCompensation(grantId, SupportRequest(actor: actor, reason: input.reason))))
         }
-        group.get("admin/purchases/:transactionId") { _, context -> SupportBodies.Lookup in
+        group.get("admin/purchases/:transactionId") { _, context in
             let id = try context.parameters.require("transactionId")
             let records = try await ledger.lookUpPurchases(id)
             guard !records.isEmpty else {
                 throw LedgerError(.noSuchPurchase, "no purchase has transaction id or original transaction id \(id)")
             }
-            return SupportBodies.Lookup(id: id, records: records.map(SupportBodies.Record.init))
+            return ViewResponse(PurchaseLookupView(id: id, records: records))
         }
-        group.get("admin/users/:uid/history") { _, context -> SupportBodies.History in
+        group.get("admin/users/:uid/history") { _, context in
             let uid = try context.parameters.require("uid")
             let records = try await ledger.purchaseRecords(of: uid)
             let actions = try await ledger.supportActions(of: uid)
-            return SupportBodies.History(
-                uid: uid, records: records.map(SupportBodies.Record.init),
-                supportActions: actions.map(SupportBodies.Action.init))
+            return ViewResponse(UserHistoryView(uid: uid, records: records, supportActions: actions))
         }
     }
 }

@@ -1,3 +1,4 @@
+import APIViews
 import Crypto
 import Foundation
 import Ledger
@@ -92,7 +93,8 @@ struct UserDocument: Encodable, Sendable {
         }
     }
 
+    /// The API's one instant format (`ViewJSON.timestamp`).
     static func timestamp(_ date: Date) -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt).format(date)
+        ViewJSON.timestamp(date)
     }
 }
