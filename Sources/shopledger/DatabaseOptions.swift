@@ -15,7 +15,7 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Folder of the private PostgreSQL cluster. Default: $SHOPLEDGER_DATA_DIR or .shopledger")
     var dataDir: String?
 
-    @Option(help: "Port of the private cluster on 127.0.0.1. Default: $SHOPLEDGER_DB_PORT or 54320")
+    @Option(help: "Port of the private cluster on 127.0.0.1. Default: $SHOPLEDGER_DB_PORT or 25432")
     var dbPort: Int?
 
     @Option(help: "Maximum database connections. Default: $SHOPLEDGER_POOL_SIZE or 8")
@@ -89,9 +89,9 @@ struct DatabaseOptions: ParsableArguments {
         ).standardizedFileURL.path
     }
 
-    /// The private cluster under `privateFolder(dataDir)`, on `port` or `$SHOPLEDGER_DB_PORT` or 54320.
+    /// The private cluster under `privateFolder(dataDir)`, on `port` or `$SHOPLEDGER_DB_PORT` or 25432.
     static func privateCluster(dataDir: String?, port: Int?, logger: Logger) throws -> LocalPostgres {
-        let port = try Setting.integer(port, "--db-port", "SHOPLEDGER_DB_PORT", in: 1...65535) ?? 54320
+        let port = try Setting.integer(port, "--db-port", "SHOPLEDGER_DB_PORT", in: 1...65535) ?? 25432
         return try LocalPostgres(
             options: .init(dataDirectory: privateFolder(dataDir) + "/postgres", port: port), logger: logger)
     }
