@@ -19,10 +19,13 @@ struct StandbyOptions: ParsableArguments {
     @Option(help: "Folder of the private PostgreSQL cluster. Default: $SHOPLEDGER_DATA_DIR or .shopledger")
     var dataDir: String?
 
-    @Option(help: "Port of the private cluster (the primary) on 127.0.0.1. Default: $SHOPLEDGER_DB_PORT or 25432")
+    @Option(
+        parsing: .unconditional,
+        help: "Port of the private cluster (the primary) on 127.0.0.1. Default: $SHOPLEDGER_DB_PORT or 25432")
     var dbPort: Int?
 
-    @Option(help: "Port of the standby on 127.0.0.1. Default: $SHOPLEDGER_STANDBY_PORT or 25433")
+    @Option(
+        parsing: .unconditional, help: "Port of the standby on 127.0.0.1. Default: $SHOPLEDGER_STANDBY_PORT or 25433")
     var standbyPort: Int?
 
     /// The name the standby gives the primary (its `cluster_name`, hence its walreceiver's
