@@ -60,11 +60,21 @@ enum CommandLogging {
         return choice.flatMap(LogFormat.init(rawValue:)) ?? .text
     }
 
-    /// Sets up logging from the environment and `--log-format`; throws when the level or the format
-    /// variable holds no level or format.
-    static func bootstrap(arguments: [String] = Array(CommandLine.arguments.dropFirst())) throws {
-        let (level, warning) = try level(in: ProcessInfo.processInfo.environment)
+    /// Sets up logging from the environment and `--log-format`, and returns the format it set up; throws
+    /// when the level or the format variable holds no level or format. A bad level still sets logging up
+    /// (at info, in the format asked for), so that the error itself is written as a JSON line when JSON
+    /// was asked for; a bad format leaves it as it is (text).
+    @discardableResult
+    static func bootstrap(arguments: [String] = Array(CommandLine.arguments.dropFirst())) throws -> LogFormat {
         let format = try format(arguments: arguments)
+        let level: Logger.Level
+        let warning: String?
+        var levelError: (any Error)?
+        do {
+            (level, warning) = try self.level(in: ProcessInfo.processInfo.environment)
+        } catch {
+            (level, warning, levelError) = (.info, nil, error)
+        }
         pinLocalTimeZone()
         LoggingSystem.bootstrap { label in
             switch format {
@@ -78,7 +88,9 @@ enum CommandLogging {
                 return handler
             }
         }
+        if let levelError { throw levelError }
         if let warning { logger().warning("\(warning)") }
+        return format
     }
 
     /// With `TZ` unset, glibc's `localtime` (which swift-log's text lines call for their timestamp)
@@ -106,6 +118,8 @@ enum LogFormat: String, CaseIterable, ExpressibleByArgument {
 struct LoggingOptions: ParsableArguments {
     @Option(
         name: .customLong("log-format"),
-        help: "Log lines as text, or as json (one object per line). Default: $SHOPLEDGER_LOG_FORMAT or text")
+        help:
+            "Log lines as text, or as json (one object per line). Default: $SHOPLEDGER_LOG_FORMAT or text (the level: $SHOPLEDGER_LOG_LEVEL or info)"
+    )
     var logFormat: LogFormat?
 }

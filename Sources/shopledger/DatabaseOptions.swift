@@ -15,34 +15,42 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Folder of the private PostgreSQL cluster. Default: $SHOPLEDGER_DATA_DIR or .shopledger")
     var dataDir: String?
 
-    @Option(help: "Port of the private cluster on 127.0.0.1. Default: $SHOPLEDGER_DB_PORT or 54320")
+    @Option(
+        parsing: .unconditional,
+        help: "Port of the private cluster on 127.0.0.1. Default: $SHOPLEDGER_DB_PORT or 25432")
     var dbPort: Int?
 
-    @Option(help: "Maximum database connections. Default: $SHOPLEDGER_POOL_SIZE or 8")
+    @Option(parsing: .unconditional, help: "Maximum database connections. Default: $SHOPLEDGER_POOL_SIZE or 8")
     var poolSize: Int?
 
     @Option(
-        name: .customLong("statement-timeout"),
+        name: .customLong("statement-timeout"), parsing: .unconditional,
         help: ArgumentHelp(
             "Seconds a statement may run before PostgreSQL cancels it (0: no limit). Default: $SHOPLEDGER_STATEMENT_TIMEOUT, else 15 for serve and no limit for the other commands.",
             valueName: "seconds"))
     var statementTimeout: Double?
 
     @Option(
-        name: .customLong("idle-in-transaction-timeout"),
+        name: .customLong("idle-in-transaction-timeout"), parsing: .unconditional,
         help: ArgumentHelp(
             "Seconds a session may sit idle in an open transaction before PostgreSQL ends it (0: no limit). Default: $SHOPLEDGER_IDLE_IN_TRANSACTION_TIMEOUT, else 15 for serve and no limit for the other commands.",
             valueName: "seconds"))
     var idleInTransactionTimeout: Double?
 
     @Option(
-        name: .customLong("dead-peer-timeout"),
+        name: .customLong("dead-peer-timeout"), parsing: .unconditional,
         help: ArgumentHelp(
             "Seconds after which a silent TCP connection to PostgreSQL counts as dead (keepalives and tcp_user_timeout; not used on Unix sockets; 0: the system's defaults). Default: $SHOPLEDGER_DEAD_PEER_TIMEOUT or 10",
             valueName: "seconds"))
     var deadPeerTimeout: Double?
 
     func validate() throws {
+        // A URL libpq cannot parse is refused here, naming where it came from, not at the first query.
+        if let url = databaseURL ?? Environment.string("SHOPLEDGER_DATABASE_URL"),
+            let problem = ConnectionConfiguration.urlProblem(url)
+        {
+            throw ValidationError("\(databaseURL == nil ? "SHOPLEDGER_DATABASE_URL" : "--database-url"): \(problem)")
+        }
         _ = try Setting.integer(dbPort, "--db-port", "SHOPLEDGER_DB_PORT", in: 1...65535)
         _ = try resolvedPoolSize
         _ = try sessionTimeouts(serving: true)
@@ -89,9 +97,9 @@ struct DatabaseOptions: ParsableArguments {
         ).standardizedFileURL.path
     }
 
-    /// The private cluster under `privateFolder(dataDir)`, on `port` or `$SHOPLEDGER_DB_PORT` or 54320.
+    /// The private cluster under `privateFolder(dataDir)`, on `port` or `$SHOPLEDGER_DB_PORT` or 25432.
     static func privateCluster(dataDir: String?, port: Int?, logger: Logger) throws -> LocalPostgres {
-        let port = try Setting.integer(port, "--db-port", "SHOPLEDGER_DB_PORT", in: 1...65535) ?? 54320
+        let port = try Setting.integer(port, "--db-port", "SHOPLEDGER_DB_PORT", in: 1...65535) ?? 25432
         return try LocalPostgres(
             options: .init(dataDirectory: privateFolder(dataDir) + "/postgres", port: port), logger: logger)
     }

@@ -33,8 +33,10 @@ public struct JSONLogHandler: LogHandler {
 
     /// The metadata key Hummingbird's request contexts carry the request id in.
     public static let requestIdKey = "hb.request.id"
-    /// The fields every line has, which metadata keys must not replace.
-    static let reservedKeys: Set<String> = ["timestamp", "level", "message", "request_id", "label", "error"]
+    /// The fields every line has, which metadata keys must not replace. `error`, the field of an error
+    /// logged with the event (`logger.error(…, error: e)`), is reserved only on lines that have one: the
+    /// `error` metadata the code logs its failures with keeps its name everywhere else.
+    static let reservedKeys: Set<String> = ["timestamp", "level", "message", "request_id", "label"]
 
     /// A handler writing each line with `write` (a whole line, newline included, per call).
     public init(
@@ -111,7 +113,8 @@ public struct JSONLogHandler: LogHandler {
         // Sorted, so that lines of one kind read alike.
         for key in merged.keys.sorted() {
             out.append(UInt8(ascii: ","))
-            Self.appendString(Self.reservedKeys.contains(key) ? "_" + key : key, to: &out)
+            let clashes = Self.reservedKeys.contains(key) || (key == "error" && event.error != nil)
+            Self.appendString(clashes ? "_" + key : key, to: &out)
             out.append(UInt8(ascii: ":"))
             Self.appendValue(merged[key]!, to: &out)
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuildInfo
 import Hummingbird
 import Logging
 import Postgres
@@ -23,11 +24,12 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = CommandLogging.logger()
         var configuration = try server.configuration()
-        // With --google-certs-url the keys are fetched now: a URL that gives none stops the start.
+        // With --google-certs-url the keys are fetched now: a URL that gives none stops the start, as an
+        // unavailable service (exit 69), not a usage error: the same command may work once Google answers.
         do {
             configuration.auth = try await configuration.auth.fetchingGoogleCertificates(logger: logger)
         } catch {
-            throw ValidationError(error.description)
+            throw ServiceUnavailable(description: "\(server.googleCertificatesURLSource): \(error.description)")
         }
         // Every setting is checked before the private cluster starts or a port is bound.
         do {
@@ -51,7 +53,9 @@ struct ServeCommand: AsyncParsableCommand {
             schema: .migrate(lockTimeout: DatabaseOptions.serveMigrationLockTimeout), serving: true, logger: logger
         ) { client in
             let app = try Self.application(configuration, client: client, logger: logger)
-            logger.notice("shopledger serving on http://\(configuration.host):\(configuration.port)")
+            logger.notice(
+                "shopledger serving on http://\(configuration.host):\(configuration.port)",
+                metadata: ["version": "\(BuildInfo.version)", "commit": "\(BuildInfo.commit)"])
             // After SIGINT/SIGTERM the process exits within the grace period: in-flight requests get all of
             // it but a reserve, then what is left (a query stuck on a dead database host) is cancelled.
             var groupConfiguration = ServiceGroupConfiguration(
@@ -59,7 +63,15 @@ struct ServeCommand: AsyncParsableCommand {
             groupConfiguration.maximumGracefulShutdownDuration =
                 configuration.shutdownGracePeriod - Self.cancellationReserve(configuration.shutdownGracePeriod)
             groupConfiguration.maximumCancellationDuration = .seconds(5)
-            try await ServiceGroup(configuration: groupConfiguration).run()
+            let shutdownLog = ShutdownLog(logger: logger, grace: configuration.shutdownGracePeriod)
+            shutdownLog.start()
+            do {
+                try await ServiceGroup(configuration: groupConfiguration).run()
+            } catch {
+                shutdownLog.stopped(error: error)
+                throw error
+            }
+            shutdownLog.stopped()
         }
     }
 

@@ -9,23 +9,32 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Address to listen on. Default: $SHOPLEDGER_HOST or 127.0.0.1")
     var host: String?
 
-    @Option(help: "Port to listen on. Default: $SHOPLEDGER_PORT or 8080")
+    @Option(
+        parsing: .unconditional,
+        help: "Port to listen on. Default: $SHOPLEDGER_PORT or 8080")
     var port: Int?
 
     @Option(
-        name: .customLong("body-limit"),
+        name: .customLong("body-limit"), parsing: .unconditional,
         help: "Largest request body in bytes (413 above). Default: $SHOPLEDGER_BODY_LIMIT or 65536")
     var bodyLimit: Int?
 
     @Option(
-        name: .customLong("request-timeout"),
+        name: .customLong("request-timeout"), parsing: .unconditional,
         help: "Seconds a request may take before it is cancelled (503). Default: $SHOPLEDGER_REQUEST_TIMEOUT or 10")
     var requestTimeout: Double?
 
     @Option(
-        name: .customLong("shutdown-grace"),
+        name: .customLong("shutdown-grace"), parsing: .unconditional,
         help: "Seconds graceful shutdown waits for in-flight requests. Default: $SHOPLEDGER_SHUTDOWN_GRACE or 10")
     var shutdownGrace: Double?
+
+    @Option(
+        name: .customLong("stop-timeout"), parsing: .unconditional,
+        help:
+            "Seconds the service manager waits after SIGTERM before it kills the process (systemd's TimeoutStopSec; the shipped unit sets both to 30): a --shutdown-grace that is not shorter is refused. Default: $SHOPLEDGER_STOP_TIMEOUT, else not checked"
+    )
+    var stopTimeout: Double?
 
     /// What proves a purchase (shared with the `appstore` commands, which verify what Apple sends).
     @OptionGroup var verifier: VerifierOptions
@@ -61,7 +70,7 @@ struct ServerOptions: ParsableArguments {
     var googleCertificatesURL: String?
 
     @Option(
-        name: .customLong("google-certs-check-interval"),
+        name: .customLong("google-certs-check-interval"), parsing: .unconditional,
         help:
             "Seconds between checks of the --google-certs file for a new version (SIGHUP re-reads it at once); with --google-certs-url, the shortest time between two fetches. Default: $SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL or 60"
     )
@@ -84,35 +93,35 @@ struct ServerOptions: ParsableArguments {
     @OptionGroup(title: "Webhook delivery") var webhooks: WebhookOptions
 
     @Option(
-        name: .customLong("app-store-sync-interval"),
+        name: .customLong("app-store-sync-interval"), parsing: .unconditional,
         help:
             "Seconds between syncs with the App Store Server API (notification and refund history) while serving; off unless set. Default: $SHOPLEDGER_APP_STORE_SYNC_INTERVAL"
     )
     var appStoreSyncInterval: Double?
 
     @Option(
-        name: .customLong("app-store-price-budget"),
+        name: .customLong("app-store-price-budget"), parsing: .unconditional,
         help:
             "Seconds a purchase may wait for Apple to price a classic receipt's entry (cut to the request's time left); then it is recorded unpriced and a sync prices it. Default: $SHOPLEDGER_APP_STORE_PRICE_BUDGET or 3"
     )
     var appStorePriceBudget: Double?
 
     @Option(
-        name: .customLong("app-store-restore-budget"),
+        name: .customLong("app-store-restore-budget"), parsing: .unconditional,
         help:
             "Seconds a restore may wait for Apple's transaction history (cut to the request's time left); then it answers 503 app_store_unavailable. Default: $SHOPLEDGER_APP_STORE_RESTORE_BUDGET or 6"
     )
     var appStoreRestoreBudget: Double?
 
     @Option(
-        name: .customLong("notification-sweep-interval"),
+        name: .customLong("notification-sweep-interval"), parsing: .unconditional,
         help:
             "Seconds between sweeps that apply stored App Store notifications left unapplied (at least 0.01). Default: $SHOPLEDGER_NOTIFICATION_SWEEP_INTERVAL or 30"
     )
     var notificationSweepInterval: Double?
 
     @Option(
-        name: .customLong("first-purchase-catch-up-interval"),
+        name: .customLong("first-purchase-catch-up-interval"), parsing: .unconditional,
         help:
             "Seconds between catch-ups that fold new purchases into first_purchases and delete the cached report days they change, which reports read (at least 0.01). Default: $SHOPLEDGER_FIRST_PURCHASE_CATCH_UP_INTERVAL or 30"
     )
@@ -139,21 +148,21 @@ struct ServerOptions: ParsableArguments {
     var metricsTokenFile: String?
 
     @Option(
-        name: .customLong("max-connections"),
+        name: .customLong("max-connections"), parsing: .unconditional,
         help:
             "Most open connections; past it a new one displaces the connection waiting longest for a request, and is refused only when all are busy. Default: $SHOPLEDGER_MAX_CONNECTIONS or 4096 (lowered to what the open-file limit allows)"
     )
     var maxConnections: Int?
 
     @Option(
-        name: .customLong("idle-timeout"),
+        name: .customLong("idle-timeout"), parsing: .unconditional,
         help:
             "Seconds a connection may take to send a whole request head, from when it opens and after each response; then it is closed (0.1 to 3600). Default: $SHOPLEDGER_IDLE_TIMEOUT or 15"
     )
     var idleTimeout: Double?
 
     @Option(
-        name: .customLong("verification-threads"),
+        name: .customLong("verification-threads"), parsing: .unconditional,
         help:
             "Proofs verified at once, each on a thread of its own (1 to 256). Default: $SHOPLEDGER_VERIFICATION_THREADS or the number of cores"
     )
@@ -206,6 +215,11 @@ struct ServerOptions: ParsableArguments {
         var receipts = try verifier.configuration()
         receipts.acceptsStubReceipts = try Setting.toggle(stubReceipts, "SHOPLEDGER_STUB_RECEIPTS")
         receipts.stubSecret = try StubSecret.read(file: stubSecretFile)
+        if let secret = receipts.stubSecret, secret.utf8.count < ServerConfiguration.minimumStubSecretBytes {
+            throw ValidationError(
+                "\(stubSecretFile == nil ? "SHOPLEDGER_STUB_SECRET" : "--stub-secret-file"): the stub secret is "
+                    + "\(secret.utf8.count) bytes; it must be at least \(ServerConfiguration.minimumStubSecretBytes)")
+        }
 
         let auth = AuthConfiguration(
             firebaseProjectId: firebaseProject ?? Environment.string("SHOPLEDGER_FIREBASE_PROJECT"),
@@ -227,8 +241,7 @@ struct ServerOptions: ParsableArguments {
                 ?? ServerConfiguration.defaultBodyLimit,
             requestTimeout: try Setting.duration(
                 requestTimeout, "--request-timeout", "SHOPLEDGER_REQUEST_TIMEOUT", in: 0.001...600, default: 10),
-            shutdownGracePeriod: try Setting.duration(
-                shutdownGrace, "--shutdown-grace", "SHOPLEDGER_SHUTDOWN_GRACE", in: 0...600, default: 10),
+            shutdownGracePeriod: try checkedShutdownGrace(),
             auth: auth,
             receipts: receipts,
             notificationSweepInterval: try Setting.duration(
@@ -250,8 +263,9 @@ struct ServerOptions: ParsableArguments {
             googleCertificatesCheckInterval: try Setting.duration(
                 googleCertificatesCheckInterval, "--google-certs-check-interval",
                 "SHOPLEDGER_GOOGLE_CERTS_CHECK_INTERVAL", in: 0.01...600, default: 60),
-            metricsToken: try secret(
-                file: metricsTokenFile, variable: "SHOPLEDGER_METRICS_TOKEN", what: "the metrics token"),
+            metricsToken: try token(
+                file: metricsTokenFile, flag: "--metrics-token-file", variable: "SHOPLEDGER_METRICS_TOKEN",
+                what: "the metrics token"),
             verificationThreads: try Setting.integer(
                 verificationThreads, "--verification-threads", "SHOPLEDGER_VERIFICATION_THREADS", in: 1...256)
                 ?? ProcessInfo.processInfo.activeProcessorCount,
@@ -286,6 +300,24 @@ struct ServerOptions: ParsableArguments {
         return configuration
     }
 
+    /// `--shutdown-grace` (or its variable, or 10 s), refused when it does not fit in the service manager's
+    /// stop timeout (`--stop-timeout`): the manager would kill the server in the middle of its shutdown.
+    private func checkedShutdownGrace() throws -> Duration {
+        let grace =
+            try Setting.seconds(shutdownGrace, "--shutdown-grace", "SHOPLEDGER_SHUTDOWN_GRACE", in: 0...600) ?? 10
+        if let stop = try Setting.seconds(stopTimeout, "--stop-timeout", "SHOPLEDGER_STOP_TIMEOUT", in: 1...86_400),
+            grace >= stop
+        {
+            let graceName = shutdownGrace != nil ? "--shutdown-grace" : "SHOPLEDGER_SHUTDOWN_GRACE"
+            let stopName = stopTimeout != nil ? "--stop-timeout" : "SHOPLEDGER_STOP_TIMEOUT"
+            throw ValidationError(
+                "\(graceName) is \(SettingValue.number(grace)) s, but \(stopName) says the service manager kills "
+                    + "the server \(SettingValue.number(stop)) s after SIGTERM: make the grace shorter, or raise the "
+                    + "unit's TimeoutStopSec and SHOPLEDGER_STOP_TIMEOUT together")
+        }
+        return .milliseconds(Int64((grace * 1000).rounded()))
+    }
+
     /// The path `variable` names, refused naming the variable when no readable file is there (a flag's
     /// file is checked, and named, where it is read).
     private static func existingFile(_ variable: String) throws -> String? {
@@ -296,10 +328,20 @@ struct ServerOptions: ParsableArguments {
         return path
     }
 
-    /// A secret from `file` (trimmed; private to its owner), or the `variable` itself when no file is given.
-    private func secret(file: String?, variable: String, what: String) throws -> String? {
-        guard let file else { return Environment.string(variable) }
-        return try SecretFile.read(file, what: what)
+    /// A bearer token from `file` (trimmed; private to its owner), or the `variable` itself when no file is
+    /// given; one too short or with spaces is refused naming the flag or the variable it came from.
+    private func token(file: String?, flag: String, variable: String, what: String) throws -> String? {
+        let token = try file.map { try SecretFile.read($0, what: what) } ?? Environment.string(variable)
+        guard let token else { return nil }
+        let source = file == nil ? variable : flag
+        guard token.utf8.count >= AdminToken.minimumLength else {
+            throw ValidationError(
+                "\(source): \(what) must be at least \(AdminToken.minimumLength) bytes, got \(token.utf8.count)")
+        }
+        guard token.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x7F }) else {
+            throw ValidationError("\(source): \(what) must not contain spaces or control characters")
+        }
+        return token
     }
 
     private static func rateLimit(
@@ -329,6 +371,11 @@ struct ServerOptions: ParsableArguments {
         }
     }
 
+    /// Where the Google certificate URL came from, for messages.
+    var googleCertificatesURLSource: String {
+        googleCertificatesURL != nil ? "--google-certs-url" : "SHOPLEDGER_GOOGLE_CERTS_URL"
+    }
+
     /// `--google-certs-url`, else `SHOPLEDGER_GOOGLE_CERTS_URL`, checked before anything is fetched.
     private func checkedGoogleCertificatesURL() throws -> String? {
         let fromFlag = googleCertificatesURL != nil
@@ -344,6 +391,8 @@ struct ServerOptions: ParsableArguments {
 
     /// The admin token, from `--admin-token-file` or `SHOPLEDGER_ADMIN_TOKEN`.
     private func adminToken() throws -> String? {
-        try secret(file: adminTokenFile, variable: "SHOPLEDGER_ADMIN_TOKEN", what: "the admin token")
+        try token(
+            file: adminTokenFile, flag: "--admin-token-file", variable: "SHOPLEDGER_ADMIN_TOKEN",
+            what: "the admin token")
     }
 }

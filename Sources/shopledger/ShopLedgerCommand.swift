@@ -17,17 +17,23 @@ struct ShopLedgerCommand: AsyncParsableCommand {
             CatalogCommand.self,
         ])
 
+    /// Logging first (a bad level or format stops here), then the command line, then the environment's
+    /// `SHOPLEDGER_*` names (EnvironmentCheck), then the command. An error that ends it is written as JSON
+    /// when JSON logging was asked for (FatalError).
     static func main() async {
+        var format = LogFormat.text
         do {
+            format = (try? CommandLogging.format(arguments: Array(CommandLine.arguments.dropFirst()))) ?? .text
             try CommandLogging.bootstrap()
             var command = try parseAsRoot()
+            try EnvironmentCheck.check()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } catch {
-            exit(withError: error)
+            FatalError.exit(with: error, format: format)
         }
     }
 }

@@ -19,10 +19,13 @@ struct StandbyOptions: ParsableArguments {
     @Option(help: "Folder of the private PostgreSQL cluster. Default: $SHOPLEDGER_DATA_DIR or .shopledger")
     var dataDir: String?
 
-    @Option(help: "Port of the private cluster (the primary) on 127.0.0.1. Default: $SHOPLEDGER_DB_PORT or 54320")
+    @Option(
+        parsing: .unconditional,
+        help: "Port of the private cluster (the primary) on 127.0.0.1. Default: $SHOPLEDGER_DB_PORT or 25432")
     var dbPort: Int?
 
-    @Option(help: "Port of the standby on 127.0.0.1. Default: $SHOPLEDGER_STANDBY_PORT or 54321")
+    @Option(
+        parsing: .unconditional, help: "Port of the standby on 127.0.0.1. Default: $SHOPLEDGER_STANDBY_PORT or 25433")
     var standbyPort: Int?
 
     /// The name the standby gives the primary (its `cluster_name`, hence its walreceiver's
@@ -42,7 +45,7 @@ struct StandbyOptions: ParsableArguments {
     /// reads from being vacuumed away under it (fewer recovery conflicts, at the price of bloat on the
     /// primary while a report runs).
     func standby(logger: Logger) throws -> LocalPostgres {
-        let port = try Setting.integer(standbyPort, "--standby-port", "SHOPLEDGER_STANDBY_PORT", in: 1...65535) ?? 54321
+        let port = try Setting.integer(standbyPort, "--standby-port", "SHOPLEDGER_STANDBY_PORT", in: 1...65535) ?? 25433
         return try LocalPostgres(
             options: .init(
                 dataDirectory: DatabaseOptions.privateFolder(dataDir) + "/standby", port: port,

@@ -103,4 +103,22 @@ struct JSONLogHandlerTests {
         #expect(object["_message"] as? String == "other" && object["_level"] as? String == "fake")
         #expect(text.components(separatedBy: #""message":"#).count == 2, "one message key: \(text)")
     }
+
+    /// The code logs failures as `error` metadata; docs/configuration.md says the line has `error`.
+    @Test("error metadata keeps its name; it yields only to an error logged with the event")
+    func errorKey() throws {
+        let (_, object) = try Self.logged("pruning failed", metadata: ["error": .string("timeout")])
+        #expect(object["error"] as? String == "timeout")
+        #expect(object["_error"] == nil)
+
+        struct Failure: Error, CustomStringConvertible { var description: String { "the event's error" } }
+        let handler = JSONLogHandler(label: "shopledger.test", metadataProvider: nil) { _ in }
+        let event = LogEvent(
+            level: .error, message: "failed", error: Failure(), metadata: ["error": .string("metadata's")],
+            source: nil, file: #fileID, function: #function, line: #line)
+        let line = handler.line(event: event, at: (0, 0))
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+        #expect(fields["error"] as? String == "the event's error")
+        #expect(fields["_error"] as? String == "metadata's")
+    }
 }

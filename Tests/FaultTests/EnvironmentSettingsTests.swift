@@ -41,6 +41,20 @@ struct EnvironmentSettingsTests {
         ("SHOPLEDGER_STATEMENT_TIMEOUT", "-1", "must be a number of seconds between 0 and 86400"),
         ("SHOPLEDGER_ROOT_CERTS", "/nonexistent/root.der", "/nonexistent/root.der"),
         ("SHOPLEDGER_LOG_LEVEL", "loud", "must be one of"),
+        // Typos, which would otherwise be ignored, and values a quoting mistake padded.
+        ("SHOPLEDGER_PROT", "9150", "SHOPLEDGER_PROT is not a setting of shopledger; did you mean SHOPLEDGER_PORT?"),
+        (
+            "SHOPLEDGER_REQUEST_TIMEOUT_S", "5",
+            "SHOPLEDGER_REQUEST_TIMEOUT_S is not a setting of shopledger; did you mean SHOPLEDGER_REQUEST_TIMEOUT?"
+        ),
+        ("SHOPLEDGER_PORT", " 9150", #"SHOPLEDGER_PORT has spaces or a line break around its value " 9150""#),
+        ("SHOPLEDGER_METRICS_TOKEN", "short", "SHOPLEDGER_METRICS_TOKEN: the metrics token must be at least 16 bytes"),
+        ("SHOPLEDGER_ADMIN_TOKEN", "short", "SHOPLEDGER_ADMIN_TOKEN: the admin token must be at least 16 bytes"),
+        (
+            "SHOPLEDGER_STUB_SECRET", "short",
+            "SHOPLEDGER_STUB_SECRET: the stub secret is 5 bytes; it must be at least 32"
+        ),
+        ("SHOPLEDGER_DATABASE_URL", "host=localhost port", #"SHOPLEDGER_DATABASE_URL: missing "=" after "port""#),
     ]
 
     @Test(
@@ -102,6 +116,36 @@ struct EnvironmentSettingsTests {
             environment: Spawned.environment(["SHOPLEDGER_DEV_AUTH": "off"]), timeout: .seconds(60))
         #expect(status != .exited(0) && !output.contains("development tokens (--dev-auth)"), "\(output)")
         #expect(!output.contains("SHOPLEDGER_DEV_AUTH"), "\(output)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/data"), "no cluster was created")
+    }
+
+    @Test("a SHOPLEDGER_SHUTDOWN_GRACE that does not fit in SHOPLEDGER_STOP_TIMEOUT stops serve with exit 64")
+    func graceLongerThanStopTimeout() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("shopledger-env-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (status, output) = try await Self.serve(
+            ["SHOPLEDGER_SHUTDOWN_GRACE": "45", "SHOPLEDGER_STOP_TIMEOUT": "30"], folder: folder)
+        #expect(status == .exited(64), "\(status): \(output)")
+        #expect(
+            output.contains(
+                "SHOPLEDGER_SHUTDOWN_GRACE is 45 s, but SHOPLEDGER_STOP_TIMEOUT says the service manager kills the server 30 s after SIGTERM"
+            ), "\(output)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/data"), "no cluster was created")
+    }
+
+    /// A certificate URL that does not answer is an unavailable service (69), not a usage error (64): a
+    /// supervisor or an operator reading the status retries rather than looks for a typo.
+    @Test("Google's certificate URL not answering at start stops serve with exit 69, naming the variable")
+    func googleCertificatesUnavailable() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("shopledger-env-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (status, output) = try await Self.serve(
+            [
+                "SHOPLEDGER_FIREBASE_PROJECT": "sesac-study",
+                "SHOPLEDGER_GOOGLE_CERTS_URL": "http://127.0.0.1:1/certificates",
+            ], folder: folder)
+        #expect(status == .exited(69), "\(status): \(output)")
+        #expect(output.contains("Error: SHOPLEDGER_GOOGLE_CERTS_URL: "), "\(output)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/data"), "no cluster was created")
     }
 }

@@ -39,6 +39,19 @@ struct JSONLogFormatTests {
 
             let log = try String(contentsOfFile: server.child.logPath, encoding: .utf8)
             let lines = log.split(separator: "\n", omittingEmptySubsequences: true)
+            let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            // The start line says which build serves; the stop lines say why it stopped.
+            let serving = try #require(
+                objects.first { ($0["message"] as? String)?.hasPrefix("shopledger serving on") == true }, "\(log)")
+            let (_, version) = try await Spawned.run([try ServerProcess.binary(), "--version"])
+            let build =
+                "shopledger \(serving["version"] as? String ?? "?") (commit \(serving["commit"] as? String ?? "?"))"
+            #expect(version.trimmingCharacters(in: .whitespacesAndNewlines) == build, "\(serving)")
+            let stopping = try #require(
+                objects.first { $0["message"] as? String == "shopledger shutting down" }, "\(log)")
+            #expect(stopping["signal"] as? String == "SIGTERM" && stopping["grace_s"] is String, "\(stopping)")
+            let stopped = try #require(objects.first { $0["message"] as? String == "shopledger stopped" }, "\(log)")
+            #expect(stopped["reason"] as? String == "SIGTERM" && stopped["after_s"] is String, "\(stopped)")
             #expect(lines.count >= requests.count, "\(log)")
             let timestamps = ISO8601DateFormatter()
             timestamps.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -80,5 +93,24 @@ struct JSONLogFormatTests {
             ], environment: Spawned.environment([:]), timeout: .seconds(30))
         #expect(flagStatus == .exited(64), "\(flagStatus): \(flagOutput)")
         #expect(flagOutput.contains("--log-format"), "\(flagOutput)")
+    }
+
+    @Test("with JSON logging, an error that stops the start is a JSON line too, with its exit status")
+    func fatalErrorAsJSON() async throws {
+        let (status, output) = try await Spawned.run(
+            [try ServerProcess.binary(), "serve", "--data-dir", "/nonexistent/shopledger"],
+            environment: Spawned.environment(["SHOPLEDGER_LOG_FORMAT": "json", "SHOPLEDGER_PROT": "9150"]),
+            timeout: .seconds(30))
+        #expect(status == .exited(64), "\(status): \(output)")
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: true)
+        #expect(lines.count == 1, "\(output)")
+        let line = try #require(lines.first)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(output)")
+        #expect(object["level"] as? String == "critical", "\(object)")
+        #expect(
+            object["message"] as? String
+                == "SHOPLEDGER_PROT is not a setting of shopledger; did you mean SHOPLEDGER_PORT?", "\(object)")
+        #expect(object["exit_status"] as? String == "64", "\(object)")
     }
 }

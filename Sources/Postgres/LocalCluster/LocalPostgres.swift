@@ -18,7 +18,7 @@ public struct LocalPostgres: Sendable {
         /// Extra `-c name=value` server settings.
         public var settings: [String: String]
 
-        public init(dataDirectory: String, port: Int = 54320, durable: Bool = true, settings: [String: String] = [:]) {
+        public init(dataDirectory: String, port: Int = 25432, durable: Bool = true, settings: [String: String] = [:]) {
             self.dataDirectory = dataDirectory
             self.port = port
             self.durable = durable
