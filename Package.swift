@@ -348,7 +348,10 @@ let package = Package(
         // The command line's own helpers: strict setting parsing and the JSON log handler.
         .testTarget(
             name: "CLITests",
-            dependencies: ["shopledger", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "shopledger", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strict),
         // The synthetic ledger (deterministic per seed) and the seeder, against a real PostgreSQL, every
         // reconciliation check after.
