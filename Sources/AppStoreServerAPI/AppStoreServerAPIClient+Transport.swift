@@ -50,13 +50,13 @@ extension AppStoreServerAPIClient {
             let request = Self.request(method, url, body: body, token: token)
 
             let outcome: RetryPolicy.Outcome
-            let sent = ContinuousClock.now
+            let sent = now()
             let exchanged = try await exchange(request, timeout: attemptTimeout, endpoint: endpoint)
             if let observer {
                 var status: Int?
                 if case .answered(let code, _, _) = exchanged { status = code }
                 observer.recordAppStoreRequest(
-                    endpoint: endpoint.rawValue, status: status, duration: ContinuousClock.now - sent)
+                    endpoint: endpoint.rawValue, status: status, duration: now() - sent)
             }
             switch exchanged {
             case .answered(let status, _, let bytes) where (200..<300).contains(status):
@@ -64,14 +64,14 @@ extension AppStoreServerAPIClient {
             case .answered(let status, let headers, let bytes):
                 logger.debug("App Store Server API error", metadata: ["status": "\(status)", "attempt": "\(attempt)"])
                 let error = Self.apiError(status: status, body: bytes)
-                outcome = .answered(status: status, error: error, retryAt: Self.retryAfter(headers))
+                outcome = .answered(status: status, error: error, retryAt: Self.retryAfter(headers, now: date()))
             case .noAnswer(let failure):
                 outcome = .noAnswer(failure)
             }
 
             let decision = policy.decide(
-                after: outcome, attempt: attempt, renewedToken: renewedToken, deadline: deadline, now: .now,
-                date: Date())
+                after: outcome, attempt: attempt, renewedToken: renewedToken, deadline: deadline, now: now(),
+                date: date())
             if let until = decision.holdEndpointUntil { await limiter.hold(endpoint, sandbox: sandbox, until: until) }
             switch decision.action {
             case .renewToken:
@@ -83,7 +83,7 @@ extension AppStoreServerAPIClient {
                 logger.notice(
                     "App Store Server API call failed; retrying",
                     metadata: ["attempt": "\(attempt)", "wait": "\(wait)", "error": "\(failure)"])
-                try await Task.sleep(for: wait)
+                try await clock.sleep(for: wait)
                 attempt += 1
             }
         }
@@ -124,7 +124,7 @@ extension AppStoreServerAPIClient {
     /// ``deadline``; throws ``AppStoreServerAPIError/Code/timeout`` when too little is left.
     private func timeLeft(for endpoint: RateLimits.Endpoint) throws(AppStoreServerAPIError) -> Duration {
         guard let deadline else { return configuration.requestTimeout }
-        let left = deadline - .now
+        let left = deadline - now()
         guard left >= Self.shortestAttempt else {
             throw AppStoreServerAPIError(.timeout, "\(endpoint.rawValue): no time left before this call's deadline")
         }
@@ -159,18 +159,20 @@ extension AppStoreServerAPIClient {
         }
     }
 
-    /// Sends `request` and reads the whole answer within `timeout`.
+    /// Sends `request` and reads the whole answer within `timeout` on ``clock``.
     private func exchange(_ request: HTTPClientRequest, timeout: Duration) async throws -> (Int, HTTPHeaders, Data) {
+        let clock = self.clock
+        let transportDeadline = self.transportDeadline
         return try await withThrowingTaskGroup(of: (Int, HTTPHeaders, Data)?.self) { group in
             group.addTask {
-                let nanoseconds = Int64(timeout.seconds * 1e9)
-                let response = try await httpClient.execute(
-                    request, deadline: .now() + .nanoseconds(nanoseconds), logger: nil)
+                let deadline: NIODeadline =
+                    transportDeadline ? .now() + .nanoseconds(Int64(timeout.seconds * 1e9)) : .distantFuture
+                let response = try await httpClient.execute(request, deadline: deadline, logger: nil)
                 let body = try await response.body.collect(upTo: Self.maxResponseBytes)
                 return (Int(response.status.code), response.headers, Data(body.readableBytesView))
             }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await clock.sleep(for: timeout)
                 return nil
             }
             defer { group.cancelAll() }
@@ -186,14 +188,14 @@ extension AppStoreServerAPIClient {
         return AppStoreServerAPIError(.apiError, message, httpStatus: status, apiErrorCode: decoded?.errorCode)
     }
 
-    /// Apple's `Retry-After`: a UNIX time in milliseconds. A small number is read as seconds from now
+    /// Apple's `Retry-After`: a UNIX time in milliseconds. A small number is read as seconds from `now`
     /// (the HTTP meaning), so a proxy that rewrites it still works.
-    static func retryAfter(_ headers: HTTPHeaders) -> Date? {
+    static func retryAfter(_ headers: HTTPHeaders, now: Date) -> Date? {
         guard let text = headers.first(name: "Retry-After")?.trimmingCharacters(in: .whitespaces),
             let value = Int64(text), value >= 0
         else { return nil }
         if value > 1_000_000_000_000 { return Date(timeIntervalSince1970: TimeInterval(value) / 1000) }
-        return Date(timeIntervalSinceNow: TimeInterval(value))
+        return now.addingTimeInterval(TimeInterval(value))
     }
 
     static func queryString(_ query: [(String, String)]) -> String {

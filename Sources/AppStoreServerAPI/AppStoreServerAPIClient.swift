@@ -34,6 +34,16 @@ public struct AppStoreServerAPIClient: Sendable {
     let observer: (any AppStoreAPIObserver)?
     /// Set by ``within(_:)``: every call ends by then.
     private(set) var deadline: ContinuousClock.Instant?
+    /// What attempts, backoffs and `Retry-After` waits are timed on (tests pass a clock they move; a
+    /// ``deadline`` is one of its instants).
+    let clock: any Clock<Duration>
+    /// `clock`'s now, as the instant deadlines are.
+    let now: @Sendable () -> ContinuousClock.Instant
+    /// The wall clock's now, against Apple's `Retry-After` (a UNIX time).
+    let date: @Sendable () -> Date
+    /// Whether AsyncHTTPClient's own deadline (on the wall clock) also ends an attempt: with another clock
+    /// than the wall clock, that clock alone times an attempt out.
+    let transportDeadline: Bool
 
     /// Largest answer body read, in bytes.
     static let maxResponseBytes = 4 * 1024 * 1024
@@ -50,7 +60,26 @@ public struct AppStoreServerAPIClient: Sendable {
         logger: Logger = Logger(label: "shopledger.appstore"),
         observer: (any AppStoreAPIObserver)? = nil
     ) throws(AppStoreServerAPIError) {
+        try self.init(
+            configuration: configuration, prover: prover, httpClient: httpClient, logger: logger, observer: observer,
+            clock: ContinuousClock(), date: { Date() })
+    }
+
+    /// A client whose waits and timeouts run on `clock` and whose wall clock is `date` (tests move both).
+    package init<C: Clock<Duration>>(
+        configuration: AppStoreServerAPIConfiguration,
+        prover: any PurchaseProver,
+        httpClient: HTTPClient = .shared,
+        logger: Logger = Logger(label: "shopledger.appstore"),
+        observer: (any AppStoreAPIObserver)? = nil,
+        clock: C,
+        date: @escaping @Sendable () -> Date
+    ) throws(AppStoreServerAPIError) where C.Instant == ContinuousClock.Instant {
         try configuration.validate()
+        self.clock = clock
+        self.now = { clock.now }
+        self.date = date
+        self.transportDeadline = C.self == ContinuousClock.self
         self.configuration = configuration
         self.prover = prover
         self.httpClient = httpClient
@@ -59,7 +88,7 @@ public struct AppStoreServerAPIClient: Sendable {
         self.signer = BearerTokenSigner(
             key: configuration.signingKey, keyId: configuration.keyId, issuerId: configuration.issuerId,
             bundleId: configuration.bundleId, lifetime: configuration.tokenLifetime)
-        self.limiter = RateLimiter(limits: configuration.rateLimits)
+        self.limiter = RateLimiter(limits: configuration.rateLimits, clock: clock)
         self.notFound = NotFoundMemory(lifetime: configuration.notFoundMemory)
     }
 

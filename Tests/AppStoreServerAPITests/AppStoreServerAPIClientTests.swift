@@ -10,9 +10,11 @@ import Testing
 struct AppStoreServerAPIClientTests {
     typealias Transaction = FakeAppStore.Transaction
 
-    /// Runs `body` with a fake (prepared by `prepare`) and a client pointed at it.
+    /// Runs `body` with a fake (prepared by `prepare`) and a client pointed at it, whose waits run on
+    /// `clock` when one is given.
     func withFake(
         pageSize: Int = 2,
+        clock: TestClock? = nil,
         prepare: (FakeAppStore) -> Void = { _ in },
         configure: @escaping @Sendable (inout AppStoreServerAPIConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (FakeAppStore, AppStoreServerAPIClient) async throws -> Void
@@ -22,7 +24,8 @@ struct AppStoreServerAPIClientTests {
         try await fake.run { production, sandbox in
             var configuration = APITest.configuration(fake, production: production, sandbox: sandbox)
             configure(&configuration)
-            try await body(fake, try APITest.client(configuration))
+            let client = try clock.map { try APITest.client(configuration, clock: $0) } ?? APITest.client(configuration)
+            try await body(fake, client)
             #expect(fake.requests.allSatisfy { $0.tokenProblem == nil }, "the fake refused a token")
         }
     }
@@ -165,79 +168,105 @@ struct AppStoreServerAPIClientTests {
         }
     }
 
-    @Test("500 is retried with backoff; 429 waits until Retry-After (UNIX milliseconds)")
+    // The retry tests run on a clock they move: a wait the client chose is a sleeper on it (its length read
+    // from when it wakes), and a call that returns while the clock stands still did not wait (the time limit
+    // ends one that does).
+    @Test("500 is retried after the backoff; 429 waits until Retry-After (UNIX milliseconds)", .timeLimit(.minutes(1)))
     func retries() async throws {
-        try await withFake(prepare: { $0.add(Transaction(id: "801", productId: APITest.product(1), customer: "a")) }) {
-            fake, client in
+        let clock = TestClock()
+        try await withFake(
+            clock: clock, prepare: { $0.add(Transaction(id: "801", productId: APITest.product(1), customer: "a")) }
+        ) { fake, client in
+            // The first backoff, 20 ms: the second request goes out when it has passed, not before.
             fake.script(.status(500, errorCode: 5_000_000))
-            _ = try await client.transactionInfo("801")
+            var start = clock.now
+            let afterServerError = Task { try await client.transactionInfo("801") }
+            let backoff = try #require(await clock.waitForSleeper(wakingAt: start + .milliseconds(20)))
+            #expect(fake.requests.count == 1)
+            clock.advance(to: backoff - .milliseconds(1))
+            #expect(clock.wakeTimes.contains(backoff) && fake.requests.count == 1, "no retry before the backoff")
+            clock.advance(to: backoff)
+            _ = try await afterServerError.cancellableValue
             #expect(fake.requests.count == 2)
 
+            // Retry-After 600 ms on: the client waits exactly that long, then asks again.
             fake.resetRequests()
-            fake.script(.rateLimited(retryAfterMs: 600))
-            let started = ContinuousClock.now
-            _ = try await client.transactionInfo("801")
-            let elapsed = ContinuousClock.now - started
+            start = clock.now
+            fake.script(.rateLimitedUntil(clock.date.addingTimeInterval(0.6)))
+            let afterRateLimit = Task { try await client.transactionInfo("801") }
+            let retryAfter = try #require(
+                await clock.waitForSleeper(wakingAt: start + .milliseconds(600)), "\(clock.wakeTimes)")
+            #expect(fake.requests.count == 1)
+            clock.advance(to: retryAfter - .milliseconds(1))
+            #expect(clock.wakeTimes.contains(retryAfter) && fake.requests.count == 1, "no retry before Retry-After")
+            clock.advance(to: retryAfter)
+            _ = try await afterRateLimit.cancellableValue
             #expect(fake.requests.count == 2)
-            #expect(elapsed >= .milliseconds(500), "retried after \(elapsed), before Retry-After")
 
+            // Three 5xx: 3 attempts (the configured most), after backoffs of 20 then 40 ms, then Apple's error.
             fake.resetRequests()
+            start = clock.now
             fake.script(.status(500, errorCode: nil), .status(503, errorCode: nil), .status(500, errorCode: nil))
-            do {
-                _ = try await client.transactionInfo("801")
-                Issue.record("three 5xx answers did not fail the call")
-            } catch let error as AppStoreServerAPIError {
-                #expect(error.code == .apiError && error.httpStatus == 500)
-            }
+            let failing = Task { try await client.transactionInfo("801") }
+            clock.advance(to: try #require(await clock.waitForSleeper(wakingAt: start + .milliseconds(20))))
+            clock.advance(to: try #require(await clock.waitForSleeper(wakingAt: start + .milliseconds(60))))
+            let error = await #expect(throws: AppStoreServerAPIError.self) { try await failing.cancellableValue }
+            #expect(error?.code == .apiError && error?.httpStatus == 500, "\(String(describing: error))")
             #expect(fake.requests.count == 3)
         }
     }
 
-    @Test("A Retry-After beyond the longest wait fails at once as rate limited, naming the time")
+    @Test(
+        "A Retry-After beyond the longest wait fails at once as rate limited, naming the time", .timeLimit(.minutes(1)))
     func retryAfterBeyondCap() async throws {
-        try await withFake(prepare: { $0.add(Transaction(id: "802", productId: APITest.product(1), customer: "a")) }) {
-            fake, client in
-            fake.script(.rateLimited(retryAfterMs: 3_600_000))
-            let started = ContinuousClock.now
-            do {
-                _ = try await client.transactionInfo("802")
-                Issue.record("a one-hour Retry-After was waited for")
-            } catch let error as AppStoreServerAPIError {
-                #expect(error.code == .rateLimited && error.apiErrorCode == 4_290_000)
-                let retryAt = try #require(error.retryAt)
-                #expect(abs(retryAt.timeIntervalSinceNow - 3600) < 30)
-            }
-            // Waiting would take the longest wait, 2 s.
-            #expect(ContinuousClock.now - started < .milliseconds(1500))
+        let clock = TestClock()
+        try await withFake(
+            clock: clock, prepare: { $0.add(Transaction(id: "802", productId: APITest.product(1), customer: "a")) }
+        ) { fake, client in
+            let retryAt = clock.date.addingTimeInterval(3600)
+            fake.script(.rateLimitedUntil(retryAt))
+            // Waiting would take the longest wait, 2 s, on the clock that stands still: the call returns
+            // without it moving.
+            let error = await #expect(throws: AppStoreServerAPIError.self) { try await client.transactionInfo("802") }
+            #expect(error?.code == .rateLimited && error?.apiErrorCode == 4_290_000, "\(String(describing: error))")
+            #expect(abs((error?.retryAt ?? .distantPast).timeIntervalSince(retryAt)) < 0.001)
             #expect(fake.requests.count == 1)
         }
     }
 
-    @Test("A server that hangs times out; the retry gets the answer")
+    @Test("A server that hangs times out; the retry gets the answer", .timeLimit(.minutes(1)))
     func timeout() async throws {
+        let clock = TestClock()
         try await withFake(
-            prepare: { $0.add(Transaction(id: "803", productId: APITest.product(1), customer: "a")) },
+            clock: clock, prepare: { $0.add(Transaction(id: "803", productId: APITest.product(1), customer: "a")) },
             configure: { $0.maxAttempts = 1 }
         ) { fake, client in
-            // The fake would answer after 120 s (or when this test ends): an answer at all is the timeout's.
+            // The fake would answer after 120 s (or when this test ends): the attempt's 700 ms timeout, on the
+            // clock, is what ends the call.
             fake.script(.hang(.seconds(120)))
-            let started = ContinuousClock.now
-            do {
-                _ = try await client.transactionInfo("803")
-                Issue.record("a hanging server answered")
-            } catch let error as AppStoreServerAPIError {
-                #expect(error.code == .timeout)
-            }
-            // 0.7 s timeout. The bound is loose: the timer itself waits for a cooperative thread, and the
-            // tests beside this one can keep both for seconds.
-            #expect(ContinuousClock.now - started >= .milliseconds(650))
-            #expect(ContinuousClock.now - started < .seconds(60))
+            let start = clock.now
+            let call = Task { try await client.transactionInfo("803") }
+            try #require(await fake.waitForRequests(1), "the request reaches the fake, which hangs")
+            clock.advance(to: try #require(await clock.waitForSleeper(wakingAt: start + .milliseconds(700))))
+            let error = await #expect(throws: AppStoreServerAPIError.self) { try await call.cancellableValue }
+            #expect(error?.code == .timeout, "\(String(describing: error))")
         }
-        try await withFake(prepare: { $0.add(Transaction(id: "804", productId: APITest.product(1), customer: "a")) }) {
-            fake, client in
-            fake.script(.hang(.seconds(3)))
-            let answer = try await client.transactionInfo("804")
+        let retryClock = TestClock()
+        try await withFake(
+            clock: retryClock, prepare: { $0.add(Transaction(id: "804", productId: APITest.product(1), customer: "a")) }
+        ) { fake, client in
+            fake.script(.hang(.seconds(120)))
+            let start = retryClock.now
+            let call = Task { try await client.transactionInfo("804") }
+            // The timeout (of the attempt the fake hangs), then the 20 ms backoff, then the second attempt, answered.
+            try #require(await fake.waitForRequests(1), "the request reaches the fake, which hangs")
+            retryClock.advance(
+                to: try #require(await retryClock.waitForSleeper(wakingAt: start + .milliseconds(700))))
+            retryClock.advance(
+                to: try #require(await retryClock.waitForSleeper(wakingAt: start + .milliseconds(720))))
+            let answer = try await call.cancellableValue
             #expect(answer.transactions.count == 1 && fake.requests.count == 2)
+            fake.clearFaults()
         }
     }
 
@@ -288,35 +317,39 @@ struct AppStoreServerAPIClientTests {
         }
     }
 
-    @Test("Per-endpoint rate limit: no second holds more requests than the limit; sandbox gets a tenth")
+    @Test(
+        "Per-endpoint rate limit: no second holds more requests than the limit; sandbox gets a tenth",
+        .timeLimit(.minutes(1)))
     func rateLimit() async throws {
+        let clock = TestClock()
         #expect(RateLimits.apple.requestsPerSecond(.transactionInfo, sandbox: false) == 50)
         #expect(RateLimits.apple.requestsPerSecond(.transactionInfo, sandbox: true) == 5)
         #expect(RateLimits.apple.requestsPerSecond(.orderLookup, sandbox: false) == 10)
         #expect(RateLimits.apple.requestsPerSecond(.testNotification, sandbox: false) == 1)
         try await withFake(
-            prepare: { $0.add(Transaction(id: "921", productId: APITest.product(1), customer: "a")) },
+            clock: clock, prepare: { $0.add(Transaction(id: "921", productId: APITest.product(1), customer: "a")) },
             configure: { $0.rateLimits = RateLimits(perSecond: [.transactionInfo: 8, .orderLookup: 1000]) }
         ) { fake, client in
             // One at a time, so the order requests reach the fake is the order they got their token; an
             // order look-up first opens the connection (another endpoint, another bucket).
             _ = try await client.lookUpOrder("WARMUP")
             fake.resetRequests()
-            let started = ContinuousClock.now
-            for _ in 0..<20 { _ = try await client.transactionInfo("921") }
-            // 8 at once, then 8 per second: the 20th goes out 1.5 s in.
-            #expect(ContinuousClock.now - started >= .milliseconds(1400))
-            // Measured from `started`, before the bucket existed: request i (i >= 8) cannot leave before
-            // its token, (i - 7) / 8 s after the bucket was made. (From the first request's arrival it
-            // was flaky: on a loaded machine that arrival can lag the bucket by more than any margin.)
-            let times = fake.requests.map(\.at)
-            #expect(times.count == 20)
-            for index in 8..<times.count {
-                let earliest = Duration.milliseconds((index - 7) * 125 - 2)
-                #expect(
-                    times[index] - started >= earliest,
-                    "request \(index) came \(times[index] - started) after the start")
+            let start = clock.now
+            let calls = Task { for _ in 0..<20 { _ = try await client.transactionInfo("921") } }
+            // 8 at once, then one every 1/8 s: request i (i >= 8) waits on the clock until (i - 7) / 8 s, and
+            // is not sent before.
+            for index in 8..<20 {
+                let due = start + .milliseconds((index - 7) * 125)
+                let wake = try #require(
+                    await clock.waitForSleeper(wakingAt: due, tolerance: .microseconds(10)),
+                    "request \(index + 1) waits for its token until \(due - start): \(clock.wakeTimes)")
+                #expect(fake.requests.count == index, "request \(index + 1) was sent before its token")
+                clock.advance(to: wake)
             }
+            try await calls.cancellableValue
+            #expect(fake.requests.count == 20)
+            // 20 requests took 1.5 s of the clock: no sleeper woke early, none was skipped.
+            #expect(clock.now - start >= .milliseconds(1500) - .microseconds(10))
         }
     }
 

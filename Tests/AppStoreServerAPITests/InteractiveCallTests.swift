@@ -11,54 +11,69 @@ import Testing
 struct InteractiveCallTests {
     typealias Transaction = FakeAppStore.Transaction
 
-    @Test("A call within a deadline gives up by it: a hung Apple, every attempt and backoff cut to the time left")
+    // On a clock the test moves, the deadline one of its instants: what the client waits for is a sleeper on
+    // it, and a call that returns while the clock stands still did not wait (the time limit ends one that does).
+    @Test(
+        "A call within a deadline gives up by it: a hung Apple, every attempt and backoff cut to the time left",
+        .timeLimit(.minutes(1)))
     func hungAppleWithinDeadline() async throws {
+        let clock = TestClock()
         try await AppStoreServerAPIClientTests().withFake(
+            clock: clock,
             prepare: { $0.add(Transaction(id: "1", productId: APITest.product(2), customer: "a")) },
             configure: {
                 $0.requestTimeout = .seconds(100)
                 $0.maxAttempts = 4
             }
         ) { fake, client in
-            // Each attempt would be answered after 120 s (or when this test ends), and may wait 100 s: a call
-            // that ends before 60 s ended by its deadline.
+            // Each attempt would be answered after 120 s (or when this test ends), and may wait 100 s.
             fake.script(.hang(.seconds(120)), .hang(.seconds(120)), .hang(.seconds(120)), .hang(.seconds(120)))
-            let start = ContinuousClock.now
-            let error = await #expect(throws: AppStoreServerAPIError.self) {
-                try await client.within(.now + .milliseconds(600)).transactionInfo("1")
-            }
-            let elapsed = ContinuousClock.now - start
+            let deadline = clock.now + .milliseconds(600)
+            let call = Task { try await client.within(deadline).transactionInfo("1") }
+            // The attempt waits for the time left, 600 ms, not its 100 s timeout.
+            try #require(await fake.waitForRequests(1), "the request reaches the fake, which hangs")
+            let attemptEnds = try #require(await clock.waitForSleeper(wakingAt: deadline, tolerance: .zero))
+            clock.advance(to: attemptEnds)
+            // With no time left it neither backs off nor tries again: the call ends with the clock at the deadline.
+            let error = await #expect(throws: AppStoreServerAPIError.self) { try await call.cancellableValue }
             #expect(error?.code == .timeout, "\(String(describing: error))")
-            // Loose above: the deadline's timer waits for a cooperative thread, which the tests beside this
-            // one can keep for seconds (13.7 s in a clean clone's run, docs/testing.md).
-            #expect(elapsed >= .milliseconds(550) && elapsed < .seconds(60), "\(elapsed)")
-            #expect(fake.requests.count <= 1, "no attempt after the deadline")
+            #expect(clock.now == deadline && clock.sleepers == 0)
+            #expect(fake.requests.count == 1, "no attempt after the deadline")
             fake.clearFaults()
         }
     }
 
-    @Test("A Retry-After past the deadline is not waited for; Apple's hold is kept for the next callers too")
+    @Test(
+        "A Retry-After past the deadline is not waited for; Apple's hold is kept for the next callers too",
+        .timeLimit(.minutes(1)))
     func retryAfterPastDeadline() async throws {
+        let clock = TestClock()
         try await AppStoreServerAPIClientTests().withFake(
-            prepare: { $0.add(Transaction(id: "1", productId: APITest.product(2), customer: "a")) }
+            clock: clock, prepare: { $0.add(Transaction(id: "1", productId: APITest.product(2), customer: "a")) }
         ) { fake, client in
-            fake.script(.rateLimited(retryAfterMs: 1_500))
-            let start = ContinuousClock.now
+            let start = clock.now
+            let retryAt = clock.date.addingTimeInterval(1.5)
+            fake.script(.rateLimitedUntil(retryAt))
+            // Returned with the clock standing still: no wait at all for a Retry-After past the deadline.
             let error = await #expect(throws: AppStoreServerAPIError.self) {
-                try await client.within(.now + .seconds(1)).transactionInfo("1")
+                try await client.within(start + .seconds(1)).transactionInfo("1")
             }
             #expect(error?.code == .rateLimited && error?.retryAt != nil, "\(String(describing: error))")
-            #expect(ContinuousClock.now - start < .milliseconds(500))
+            #expect(clock.now == start)
             // Apple said 1.5 s: another call inside a request fails at once without asking Apple again.
             let again = await #expect(throws: AppStoreServerAPIError.self) {
-                try await client.within(.now + .milliseconds(500)).transactionInfo("1")
+                try await client.within(start + .milliseconds(500)).transactionInfo("1")
             }
             #expect(again?.code == .rateLimited)
             #expect(fake.requests.count == 1)
-            // Background work waits out the hold, then is answered.
-            let answer = try await client.transactionInfo("1")
+            // Background work waits out the hold, 1.5 s from Apple's answer, and asks Apple only then.
+            let background = Task { try await client.transactionInfo("1") }
+            let holdEnds = try #require(await clock.waitForSleeper(wakingAt: start + .milliseconds(1500)))
+            clock.advance(to: holdEnds - .milliseconds(1))
+            #expect(clock.sleepers == 1 && fake.requests.count == 1, "asked Apple before its Retry-After")
+            clock.advance(to: holdEnds)
+            let answer = try await background.cancellableValue
             #expect(answer.transactions.map(\.transactionId) == ["1"])
-            #expect(ContinuousClock.now - start >= .milliseconds(1300))
             #expect(fake.requests.count == 2)
         }
     }

@@ -113,12 +113,10 @@ struct GroupCommitTests {
                 try await holder.commit()
             }
             defer { fallback.cancel() }
-            let began = ContinuousClock.now
             queued.cancel()
             let result = await queued.result
-            // Answered by the cancellation, not by the held row's commit (which waits for the test): a
-            // wall-clock bound only for a report, since the commit comes after this line.
-            #expect(ContinuousClock.now - began < .seconds(10))
+            // Answered by the cancellation, not by the held row's commit (which waits for the test): that
+            // commit would have let the purchase through.
             #expect(throws: CancellationError.self) { try result.get() }
             #expect(ledger.batcher.queuedCount == 0, "it left the queue")
             try await holder.commit()

@@ -115,10 +115,9 @@ struct ClientTests {
                 while client.statistics.leased == 0, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(10))
                 }
-                let started = ContinuousClock.now
+                // A pool timeout, not the slot the sleeper frees after 1.5 s (the query would then succeed).
                 let error = try await #require(throws: PostgresError.self) { try await client.query("SELECT 1") }
                 #expect(error.code == .poolTimeout)
-                #expect(ContinuousClock.now - started < .seconds(1))
                 try await group.waitForAll()
             }
             #expect(try await client.query("SELECT 7").single().decode(Int.self, at: 0) == 7)
@@ -130,13 +129,11 @@ struct ClientTests {
     func cancellation() async throws {
         try await withTestDatabase(maximumConnections: 1) { db in
             let before = try await db.client.query("SELECT pg_backend_pid()").single().decode(Int.self, at: 0)
-            let started = ContinuousClock.now
             let sleeper = Task { try await db.client.query("SELECT pg_sleep(10)") }
             try await Task.sleep(for: .milliseconds(300))
             sleeper.cancel()
+            // The server's own 57014 (below), not the end of the sleep: the cancel reached it in time.
             let result = await sleeper.result
-            let elapsed = ContinuousClock.now - started
-            #expect(elapsed < .seconds(3), "took \(elapsed)")
             guard case .failure(let error) = result, let error = error as? PostgresError else {
                 Issue.record("expected a PostgresError, got \(result)")
                 return

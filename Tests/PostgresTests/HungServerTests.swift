@@ -11,7 +11,8 @@ import Testing
 @Suite("Client against a hung server (SIGSTOP on the backend)")
 struct HungServerTests {
     @Test(
-        "a cancelled query on a stopped backend returns within the cancel grace; the slot is kept until it continues, then reused"
+        "a cancelled query on a stopped backend returns within the cancel grace; the slot is kept until it continues, then reused",
+        .timeLimit(.minutes(1))
     )
     func cancelledQueryOnStoppedBackend() async throws {
         try await withTestDatabase { db in
@@ -26,11 +27,10 @@ struct HungServerTests {
             do {
                 let stuck = Task { try await client.query("SELECT 1") }
                 try await Task.sleep(for: .milliseconds(300))
-                let cancelledAt = ContinuousClock.now
                 stuck.cancel()
+                // It returns while the backend is still stopped (it continues only below): given up on, not
+                // answered. One that waited for the backend would hang until the time limit.
                 let result = await stuck.result
-                let waited = ContinuousClock.now - cancelledAt
-                #expect(waited < .seconds(1), "the cancelled task waited \(waited)")
                 guard case .failure(let error as PostgresError) = result else {
                     Issue.record("expected a PostgresError, got \(result)")
                     _ = kill(backend, SIGCONT)
@@ -61,13 +61,14 @@ struct HungServerTests {
         }
     }
 
-    @Test("shutdown does not wait for a connection abandoned to a stopped backend")
+    @Test("shutdown does not wait for a connection abandoned to a stopped backend", .timeLimit(.minutes(1)))
     func shutdownWithStoppedBackend() async throws {
         try await withTestDatabase { db in
+            // A shutdown that waited for the abandoned connection would wait out this hour, past the time limit.
             let client = PostgresClient(
                 configuration: .init(
                     connection: .init(url: db.url), minimumConnections: 0, maximumConnections: 2,
-                    cancelGrace: .milliseconds(100), shutdownTimeout: .seconds(5)))
+                    cancelGrace: .milliseconds(100), shutdownTimeout: .seconds(3600)))
             let backend = try await client.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
             #expect(kill(backend, SIGSTOP) == 0)
             defer { _ = kill(backend, SIGCONT) }
@@ -75,10 +76,8 @@ struct HungServerTests {
             try await Task.sleep(for: .milliseconds(200))
             stuck.cancel()
             _ = await stuck.result
-            let started = ContinuousClock.now
             await client.shutdown()
-            let took = ContinuousClock.now - started
-            #expect(took < .seconds(1), "shutdown took \(took)")
+            #expect(client.statistics.open == 1, "the abandoned connection is left to the stopped backend")
         }
     }
 

@@ -262,14 +262,12 @@ struct JSONSurfaceTests {
         try await withShopServer(configure: { $0.requestTimeout = .seconds(3) }, prover: SlowProver()) { client, db in
             try await client.signUp("t1")
             let before = try await ledgerRowCounts(db.client)
-            let started = ContinuousClock.now
+            // Answered at the timeout, not when the work ended (60 s): that would be the prover's refusal.
             let json = try await client.api(.post, "/api/v1/purchases", uid: "t1", json: ["signedTransaction": "x.y.z"])
             #expect(json.status == .serviceUnavailable && json.errorCode == "request_timeout")
             let sesac = try await client.sesac(
                 .post, "/v1/user/shop/ios", uid: "t1", form: [("receipt", "r"), ("product", "p")])
-            #expect(sesac.status == .internalServerError)
-            #expect(
-                ContinuousClock.now - started < .seconds(20), "answered at the timeout, not when the work ended (60 s)")
+            #expect(sesac.status == .internalServerError && sesac.body.contains("request_timeout"), "\(sesac.body)")
             #expect(try await ledgerRowCounts(db.client) == before)
         }
     }

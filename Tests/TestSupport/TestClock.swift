@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A `Clock` that moves only when the test says so: what sleeps on it wakes when ``advance(by:)`` passes
@@ -23,12 +24,25 @@ public final class TestClock: Clock, Sendable {
     }
 
     private let state: Mutex<State>
+    private let start: Instant
+    private let startDate: Date
 
     public init() {
-        state = Mutex(State(now: .now))
+        let now = ContinuousClock.now
+        state = Mutex(State(now: now))
+        start = now
+        startDate = Date()
     }
 
     public var now: Instant { state.withLock { $0.now } }
+    /// The wall clock as this clock tells it: the real date when it was made, moved only by ``advance(by:)``
+    /// (for code that compares a wall-clock date, such as a `Retry-After`, beside its waits).
+    public var date: Date {
+        let moved = (now - start).components
+        return startDate.addingTimeInterval(Double(moved.seconds) + Double(moved.attoseconds) / 1e18)
+    }
+    /// When each sleeper wakes, soonest first.
+    public var wakeTimes: [Instant] { state.withLock { $0.sleepers.map(\.deadline).sorted() } }
     public var minimumResolution: Duration { .zero }
     /// How many sleep on this clock now.
     public var sleepers: Int { state.withLock { $0.sleepers.count } }
@@ -69,6 +83,26 @@ public final class TestClock: Clock, Sendable {
         for sleeper in due { sleeper.continuation.resume() }
     }
 
+    /// Moves the clock on to `instant` (not back) and wakes every sleeper whose deadline it passed.
+    public func advance(to instant: Instant) {
+        advance(by: max(.zero, instant - now))
+    }
+
+    /// Waits (on the wall clock, at most `within`: a bound for a broken test) until one sleeps until
+    /// `deadline`, give or take `tolerance` (a wait computed from dates in seconds, a `Double`, is exact to
+    /// a microsecond or so). Returns the sleeper's deadline, or nil when none came.
+    public func waitForSleeper(
+        wakingAt deadline: Instant, tolerance: Duration = .milliseconds(1), within: Duration = .seconds(30)
+    ) async -> Instant? {
+        let end = ContinuousClock.now + within
+        while true {
+            if let found = wakeTimes.first(where: { max($0 - deadline, deadline - $0) <= tolerance }) { return found }
+            guard ContinuousClock.now < end else { return nil }
+            await Task.yield()
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
     /// Waits (on the wall clock, at most `within`: a bound for a broken test, not a time it measures) until
     /// at least `count` sleep on this clock. Returns false when they did not.
     public func waitForSleepers(_ count: Int = 1, within: Duration = .seconds(30)) async -> Bool {
@@ -79,5 +113,19 @@ public final class TestClock: Clock, Sendable {
             try? await Task.sleep(for: .milliseconds(1))
         }
         return true
+    }
+}
+
+extension Task where Failure == any Error {
+    /// The task's value; cancelling the caller cancels the task too (an unstructured task's `value` does
+    /// not), so a test its time limit ends also ends what it started and left asleep on a ``TestClock``.
+    public var cancellableValue: Success {
+        get async throws {
+            try await withTaskCancellationHandler {
+                try await value
+            } onCancel: {
+                cancel()
+            }
+        }
     }
 }

@@ -93,7 +93,7 @@ public struct SalesReportsClient: Sendable {
                 await signer.discard()
                 continue
             case .answered(429, let headers, let body):
-                let retryAt = AppStoreServerAPIClient.retryAfter(headers)
+                let retryAt = AppStoreServerAPIClient.retryAfter(headers, now: Date())
                 throw AppStoreServerAPIError(
                     .rateLimited,
                     "App Store Connect's rate limit: \(Self.errorDetail(body) ?? "HTTP 429")"

@@ -44,5 +44,15 @@ enum APITest {
         try AppStoreServerAPIClient(configuration: configuration, prover: verifier, logger: quietLogger)
     }
 
+    /// A client whose attempts, backoffs and `Retry-After` waits run on `clock`, its wall clock `clock.date`.
+    static func client(
+        _ configuration: AppStoreServerAPIConfiguration, clock: TestClock
+    ) throws
+        -> AppStoreServerAPIClient
+    {
+        try AppStoreServerAPIClient(
+            configuration: configuration, prover: verifier, logger: quietLogger, clock: clock, date: { clock.date })
+    }
+
     static func product(_ index: Int) -> String { "com.memolease.sesac1.sprout\(index)" }
 }

@@ -52,6 +52,9 @@ final class FakeAppStore: Sendable {
         case status(Int, errorCode: Int?)
         /// 429 with `Retry-After` this many milliseconds from now, as a UNIX time in milliseconds.
         case rateLimited(retryAfterMs: Int64)
+        /// 429 with `Retry-After` at this time, as a UNIX time in milliseconds (a test on a clock of its
+        /// own says when).
+        case rateLimitedUntil(Date)
         /// Wait this long before answering normally (longer than the client's timeout), or until the test
         /// that runs the fake has ended, whichever is first.
         case hang(Duration)
@@ -153,6 +156,17 @@ final class FakeAppStore: Sendable {
     var distinctTokens: Int { state.withLock { $0.tokens.count } }
     func resetRequests() { state.withLock { $0.requests = [] } }
 
+    /// Waits (on the wall clock, at most `within`: a bound for a broken test) until `count` requests have
+    /// come. Returns false when they did not.
+    func waitForRequests(_ count: Int, within: Duration = .seconds(30)) async -> Bool {
+        let deadline = ContinuousClock.now + within
+        while requests.count < count {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return true
+    }
+
     // MARK: Serving
 
     /// Runs the fake on a free loopback port for the duration of `body`, which gets the base URLs.
@@ -174,6 +188,13 @@ final class FakeAppStore: Sendable {
                 return try await body(base + "/production", base + "/sandbox")
             }
         }
+    }
+
+    /// 429 with `Retry-After` at `ms`, a UNIX time in milliseconds, as Apple sends it.
+    private static func rateLimited(until ms: Int64) -> Response {
+        var response = json(429, ["errorCode": 4_290_000, "errorMessage": "Rate limit exceeded."])
+        response.headers[HTTPField.Name("Retry-After")!] = "\(ms)"
+        return response
     }
 
     private func answer(_ request: Hummingbird.Request, context: BasicRequestContext) async throws -> Response {
@@ -212,10 +233,9 @@ final class FakeAppStore: Sendable {
             return code.map { Self.json(status, ["errorCode": $0, "errorMessage": "scripted"]) }
                 ?? Response(status: .init(code: status))
         case .rateLimited(let afterMs)?:
-            let at = Int64(Date().timeIntervalSince1970 * 1000) + afterMs
-            var response = Self.json(429, ["errorCode": 4_290_000, "errorMessage": "Rate limit exceeded."])
-            response.headers[HTTPField.Name("Retry-After")!] = "\(at)"
-            return response
+            return Self.rateLimited(until: Int64(Date().timeIntervalSince1970 * 1000) + afterMs)
+        case .rateLimitedUntil(let date)?:
+            return Self.rateLimited(until: Int64((date.timeIntervalSince1970 * 1000).rounded()))
         case .hang(let duration)?:
             let end = ContinuousClock.now + duration
             while ContinuousClock.now < end, !state.withLock({ $0.hangsReleased }) {
