@@ -72,13 +72,23 @@ struct AppleBudgetTests {
         }
     }
 
-    // No wall-clock bound: a call to Apple the budget did not cut would outlast the server's own 3 s
-    // timeout, which answers 503 request_timeout instead of the 200 (or the restore's app_store_unavailable)
-    // asserted here. What the client decides in each case is pinned on a test clock in InteractiveCallTests.
+    /// `patientApple` with 8 s per request: the price budget (3 s) cuts Apple's hang and leaves the
+    /// ledger 5 s to record. With 3 s per request the ledger had its reserve alone (0.75 s), which a
+    /// fresh server's first purchase outlasted in a full unit run on a loaded machine (500 after the
+    /// request's timeout). Apple's patience (15 s per attempt) still outlasts the request, so a call the
+    /// budget did not cut still fails the test.
+    static func patientAppleRoomyRequest(_ configuration: inout ServerConfiguration) {
+        patientApple(&configuration)
+        configuration.requestTimeout = .seconds(8)
+    }
+
+    // No wall-clock bound: a call to Apple the budget did not cut would outlast the server's own timeout,
+    // which answers request_timeout instead of the 200 (or the restore's app_store_unavailable) asserted
+    // here. What the client decides in each case is pinned on a test clock in InteractiveCallTests.
     @Test("Apple hangs or asks to wait 20 s: a classic purchase is answered 200 in time on both surfaces, unpriced")
     func slowAppleRecordsUnpriced() async throws {
         let fake = Self.shop()
-        try await RestoreAndSyncTests().withShop(fake, configure: Self.patientApple) { client, db, api in
+        try await RestoreAndSyncTests().withShop(fake, configure: Self.patientAppleRoomyRequest) { client, db, api in
             fake.script(.hang(.seconds(120)), .hang(.seconds(120)), .hang(.seconds(120)), .hang(.seconds(120)))
             let hung = try await Self.sesacPurchase(client, product: APITest.product(2))
             // 200, not the request's timeout: Apple's hang (until this test ends) was cut by the budget, and
