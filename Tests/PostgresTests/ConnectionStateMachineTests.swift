@@ -114,6 +114,23 @@ struct ConnectionStateMachineTests {
         #expect(machine.isUsable && !machine.isAbandoned)
     }
 
+    // A clean clone's `make test` (11-29) saw ClientTests' cancelled pg_sleep fail with the server's 57014
+    // as `.server`, its connection replaced: the answer had arrived, but the task, slow to run on a loaded
+    // machine, read the error after the grace ran out, and the grace had abandoned the connection.
+    @Test("the grace running out after the server answered the cancel: the cancel stands, the connection is kept")
+    func graceAfterTheAnswer() throws {
+        var machine = Machine(cancelGrace: .milliseconds(250))
+        let id = try inFlight(&machine)
+        #expect(machine.cancel(id).startGraceTimer == id)
+        #expect(results(machine.progressed(results: [57014], flushed: true, done: true)) == [57014])
+        let expired = machine.graceExpired(id)
+        #expect(expired.resume == nil && expired.close == nil)
+        #expect(machine.isCancelRequested, "the task, reading the 57014 now, learns it was its cancel")
+        #expect(!machine.isAbandoned)
+        #expect(refusal(machine.startRoundTrip("next")) == .queryCancelled, "a next step is refused all the same")
+        #expect(machine.endOperation(id).close == nil && machine.isUsable)
+    }
+
     @Test("cancel before the send: no cancel request (the server has nothing), and the send is refused")
     func cancelBeforeSend() throws {
         var machine = Machine(cancelGrace: .milliseconds(250))

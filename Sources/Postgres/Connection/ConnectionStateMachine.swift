@@ -48,6 +48,9 @@ struct ConnectionStateMachine<Waiter, Result> {
         let id: UInt64
         var cancelRequested = false
         var graceTimerStarted = false
+        /// A round trip or job in flight when the cancel came has ended since: the server answered (its
+        /// 57014, or the result), so the grace has nothing left to cut short.
+        var cancelAnswered = false
         var step = Step.between
     }
 
@@ -289,6 +292,7 @@ struct ConnectionStateMachine<Waiter, Result> {
             }
             if done {
                 operation.step = .between
+                if operation.cancelRequested { operation.cancelAnswered = true }
                 actions.resume = (waiter, .results(roundTrip.results))
             } else {
                 operation.step = .roundTrip(waiter, roundTrip)
@@ -369,6 +373,7 @@ struct ConnectionStateMachine<Waiter, Result> {
         case .operation(var operation):
             guard case .job(let waiter, _) = operation.step else { return .none }
             operation.step = .between
+            if operation.cancelRequested { operation.cancelAnswered = true }
             if closeWhenJobReturns {
                 phase = .operation(operation)
                 var actions = closeNow(reclaim: false)
@@ -407,18 +412,24 @@ struct ConnectionStateMachine<Waiter, Result> {
     }
 
     /// The grace after cancelling `id` ran out. If the operation still waits on the server, its task is
-    /// resumed now with `.queryCancelled` and the connection abandoned; one that has ended is left alone.
+    /// resumed now with `.queryCancelled` and the connection abandoned; one that has ended is left alone,
+    /// and so is one whose round trip or job the server answered after the cancel (the task reads that
+    /// answer, a 57014 being its cancel, however late it runs).
     mutating func graceExpired(_ id: UInt64) -> Actions {
         guard case .operation(let operation) = phase, operation.id == id else { return .none }
-        isAbandoned = true
         switch operation.step {
         case .roundTrip(let waiter, let roundTrip):
+            isAbandoned = true
             phase = .abandoned(.roundTrip(roundTrip))
             return Actions(resume: (waiter, .refused(abandonedError)))
         case .job(let waiter, _):
+            isAbandoned = true
             phase = .abandoned(.job)
             return Actions(resume: (waiter, .refused(abandonedError)))
+        case .between where operation.cancelAnswered:
+            return .none
         case .between:
+            isAbandoned = true
             phase = .abandoned(.betweenSteps)
             return .none
         }
