@@ -29,6 +29,15 @@ struct WebhookRetentionTests {
         ].map { "\($0)=\(letter)" }
     }
 
+    /// Counts this database's advisory locks, granted or awaited.
+    static func advisoryLocks(granted: Bool) -> PostgresQuery {
+        """
+        SELECT count(*) FROM pg_locks
+        WHERE locktype = 'advisory' AND granted = \(granted)
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        """
+    }
+
     static func url(_ port: Int) throws -> WebhookURL {
         try WebhookURL("http://127.0.0.1:\(port)/hooks", destinations: .publicAndLoopback)
     }
@@ -67,6 +76,22 @@ struct WebhookRetentionTests {
         try await withTestDatabase { db in
             let store = WebhookStore(client: db.client)
             let only = try await store.addEndpoint(url: try Self.url(9), events: nil, secret: testSecret, actor: "t")
+            // Another database of the cluster holds the same advisory lock meanwhile, as another test's
+            // endpoint change does: pg_locks lists it too.
+            let (elsewhereGate, elsewhereOpener) = AsyncStream<Void>.makeStream()
+            let (elsewhereHeld, elsewhereHolds) = AsyncStream<Void>.makeStream()
+            let elsewhere = Task {
+                try await withClient(url: TestCluster.replaceDatabase(in: db.url, with: "postgres")) { other in
+                    try await other.withTransaction { connection in
+                        try await connection.execute(
+                            "SELECT pg_advisory_xact_lock(hashtext('shopledger.webhook_events'))")
+                        elsewhereHolds.yield()
+                        for await _ in elsewhereGate { break }
+                    }
+                }
+            }
+            defer { elsewhereOpener.finish() }
+            for await _ in elsewhereHeld { break }
             let (gate, opener) = AsyncStream<Void>.makeStream()
             // The disable commits only once the add is seen waiting for it (the advisory lock).
             let disabling = Task {
@@ -79,21 +104,23 @@ struct WebhookRetentionTests {
                     for await _ in gate { break }
                 }
             }
-            // Once the disable holds the lock (the triggers are disabled inside its transaction).
+            // Once the disable holds the lock (the triggers are disabled inside its transaction). pg_locks
+            // is the whole cluster's, and other tests change endpoints in their own databases at the same
+            // time: only this database's locks count.
             try await eventually("the disable holds the lock") {
-                try await count(
-                    db.client, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted") == 1
+                try await count(db.client, Self.advisoryLocks(granted: true)) == 1
             }
             let adding = Task {
                 try await store.addEndpoint(url: try Self.url(10), events: nil, secret: testSecret, actor: "t")
             }
             try await eventually("the add waits for the disable") {
-                try await count(
-                    db.client, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted") == 1
+                try await count(db.client, Self.advisoryLocks(granted: false)) == 1
             }
             opener.finish()
             try await disabling.value
             _ = try await adding.value
+            elsewhereOpener.finish()
+            try await elsewhere.value
             #expect(try await Self.triggerStates(db.client) == Self.states("O"))
             try await writeGrantEvents(db.client, users: 1, perUser: 1)
             #expect(try await count(db.client, "SELECT count(*) FROM webhook_outbox") == 1)
