@@ -46,26 +46,37 @@ public struct Migration: Sendable, Hashable {
 /// behind it.
 ///
 /// A database may carry migrations this build does not know (a newer build ran): when all of them
-/// are additive (`Migration.isAdditive`, recorded with each) this build goes on, otherwise it refuses.
+/// are additive (`Migration.isAdditive`, recorded with each) this build goes on, otherwise it refuses,
+/// naming the release that applied the first one it cannot read (each row records the release of the
+/// build that applied it, when that build said).
 public struct Migrator: Sendable {
-    public enum State: String, Sendable { case applied, pending }
+    /// `newer`: applied by a build that knew a migration this one does not.
+    public enum State: String, Sendable { case applied, pending, newer }
 
     public struct Status: Sendable, Hashable {
         public let version: Int
         public let name: String
         public let state: State
         public let appliedAt: Date?
+        /// The migration declares itself additive (for a `newer` one: as recorded when it was applied).
+        public let isAdditive: Bool
+        /// The release of the build that applied it; nil when pending or applied by a build that did not
+        /// record its release (before 0.10.0).
+        public let appliedBy: String?
     }
 
     public let migrations: [Migration]
     public var lockTimeout: Duration?
+    /// This build's release, recorded with each migration it applies and named in refusals.
+    public let release: String?
     let logger: Logger
 
     /// The advisory lock every migration step takes first ("SHOPLEDG").
     static let advisoryLockKey: Int64 = 0x5348_4f50_4c45_4447
 
     public init(
-        migrations: [Migration], lockTimeout: Duration? = nil, logger: Logger = Logger(label: "shopledger.migrations")
+        migrations: [Migration], lockTimeout: Duration? = nil, release: String? = nil,
+        logger: Logger = Logger(label: "shopledger.migrations")
     ) throws {
         let sorted = migrations.sorted { $0.version < $1.version }
         for (previous, next) in zip(sorted, sorted.dropFirst()) where previous.version == next.version {
@@ -74,6 +85,7 @@ public struct Migrator: Sendable {
         }
         self.migrations = sorted
         self.lockTimeout = lockTimeout
+        self.release = release
         self.logger = logger
     }
 
@@ -113,6 +125,7 @@ public struct Migrator: Sendable {
                     applied_at timestamptz NOT NULL DEFAULT now()
                 );
                 ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS additive boolean NOT NULL DEFAULT false;
+                ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS release text;
                 """)
         let recorded = try await recordedMigrations(connection)
         try verify(recorded)
@@ -124,27 +137,50 @@ public struct Migrator: Sendable {
         try await connection.executeScript(unsafeSQL: migration.sql)
         try await connection.query(
             """
-            INSERT INTO schema_migrations (version, name, checksum, additive)
-            VALUES (\(migration.version), \(migration.name), \(migration.checksum), \(migration.isAdditive))
+            INSERT INTO schema_migrations (version, name, checksum, additive, release)
+            VALUES (\(migration.version), \(migration.name), \(migration.checksum), \(migration.isAdditive),
+                    \(release))
             """)
         return migration.name
     }
 
-    /// Each known migration with whether it is applied; fails like `migrate` on a changed file or a
-    /// newer migration that is not additive. Reads only: works on a read-only connection.
+    /// Each known migration with whether it is applied, then those applied by a newer build; fails like
+    /// `migrate` on a changed file or a newer migration that is not additive. Reads only: works on a
+    /// read-only connection.
     public func status(_ client: PostgresClient) async throws -> [Status] {
-        let recorded = try await client.withConnection { connection -> [Int: Recorded] in
+        let recorded = try await recorded(client)
+        try verify(recorded)
+        return Self.statuses(migrations, recorded)
+    }
+
+    /// Like `status`, without refusing: what an operator looks at to decide what to run, even when
+    /// this build cannot run on the database (a newer migration that is not additive).
+    public func report(_ client: PostgresClient) async throws -> [Status] {
+        Self.statuses(migrations, try await recorded(client))
+    }
+
+    private func recorded(_ client: PostgresClient) async throws -> [Int: Recorded] {
+        try await client.withConnection { connection -> [Int: Recorded] in
             let exists = try await connection.query("SELECT to_regclass('schema_migrations') IS NOT NULL").single()
                 .decode(Bool.self, at: 0)
             return exists ? try await recordedMigrations(connection) : [:]
         }
-        try verify(recorded)
-        return migrations.map { migration in
+    }
+
+    private static func statuses(_ migrations: [Migration], _ recorded: [Int: Recorded]) -> [Status] {
+        let known = Set(migrations.map(\.version))
+        let mine = migrations.map { migration in
             let row = recorded[migration.version]
             return Status(
                 version: migration.version, name: migration.name, state: row == nil ? .pending : .applied,
-                appliedAt: row?.appliedAt)
+                appliedAt: row?.appliedAt, isAdditive: migration.isAdditive, appliedBy: row?.release)
         }
+        let newer = recorded.filter { !known.contains($0.key) }.sorted { $0.key < $1.key }.map { version, row in
+            Status(
+                version: version, name: row.name, state: .newer, appliedAt: row.appliedAt, isAdditive: row.additive,
+                appliedBy: row.release)
+        }
+        return mine + newer
     }
 
     /// For commands that must not change the schema (read-only tools): passes when every known
@@ -165,19 +201,23 @@ public struct Migrator: Sendable {
         let checksum: String
         let appliedAt: Date
         let additive: Bool
+        let release: String?
     }
 
     private func recordedMigrations(_ connection: PostgresConnection) async throws -> [Int: Recorded] {
         var recorded: [Int: Recorded] = [:]
-        // `additive` through to_jsonb: a table made by an older build has no such column yet.
+        // `additive` and `release` through to_jsonb: a table made by an older build has no such column yet.
         let rows = try await connection.query(
             """
-            SELECT version, name, checksum, applied_at, coalesce((to_jsonb(m) ->> 'additive')::boolean, false)
+            SELECT version, name, checksum, applied_at, coalesce((to_jsonb(m) ->> 'additive')::boolean, false),
+                   to_jsonb(m) ->> 'release'
             FROM schema_migrations m
             """)
         for row in rows {
-            let (version, name, checksum, appliedAt, additive) = try row.decode((Int, String, String, Date, Bool).self)
-            recorded[version] = Recorded(name: name, checksum: checksum, appliedAt: appliedAt, additive: additive)
+            let (version, name, checksum, appliedAt, additive, release) = try row.decode(
+                (Int, String, String, Date, Bool, String?).self)
+            recorded[version] = Recorded(
+                name: name, checksum: checksum, appliedAt: appliedAt, additive: additive, release: release)
         }
         return recorded
     }
@@ -188,11 +228,15 @@ public struct Migrator: Sendable {
         for (version, row) in recorded.sorted(by: { $0.key < $1.key }) {
             guard let migration = known[version] else {
                 guard row.additive else {
+                    let which = row.release.map { "shopledger \($0) or newer" } ?? "a newer build"
+                    let mine = release.map { " (this is \($0))" } ?? ""
                     throw PostgresError(
                         code: .migration,
                         message:
-                            "the database has migration \(row.name) applied, which this build does not know and which is "
-                            + "not additive (an older build may misread the schema it changed); run a newer build")
+                            "the database has migration \(row.name) applied\(row.release.map { " by shopledger \($0)" } ?? ""), "
+                            + "which this build\(mine) does not know and which is not additive (an older build may misread "
+                            + "the schema it changed); run \(which), or restore the backup taken before that upgrade "
+                            + "to go back (docs/operations.md, Rolling back)")
                 }
                 newerAdditive.append(row.name)
                 continue

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuildInfo
 import Foundation
 import Ledger
 import Logging
@@ -145,10 +146,11 @@ struct DatabaseOptions: ParsableArguments {
         do {
             switch schema {
             case .migrate(let lockTimeout):
-                try await LedgerSchema.migrator(lockTimeout: lockTimeout, logger: logger).migrate(client)
+                try await LedgerSchema.migrator(lockTimeout: lockTimeout, release: BuildInfo.version, logger: logger)
+                    .migrate(client)
             case .requireCurrent:
                 try await retryingRecoveryConflicts(logger: logger) {
-                    try await LedgerSchema.migrator(logger: logger).requireCurrent(client)
+                    try await LedgerSchema.migrator(release: BuildInfo.version, logger: logger).requireCurrent(client)
                 }
             case .untouched:
                 break

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Postgres
 
 /// A service a command needs at start did not answer (Google's certificate URL for `serve`): exit
 /// status 69, sysexits' EX_UNAVAILABLE. Not 64 (a usage error): nothing given is wrong, and the same
@@ -8,6 +9,13 @@ import Logging
 struct ServiceUnavailable: Error, CustomStringConvertible {
     static let exitStatus: Int32 = 69
     let description: String
+}
+
+/// The database's schema is one this build cannot run on (a newer migration that is not additive, or
+/// an applied migration changed): exit status 78, sysexits' EX_CONFIG. Restarting the same binary
+/// cannot help, so the shipped systemd unit lists 78 in `RestartPreventExitStatus=` rather than looping.
+enum SchemaRefused {
+    static let exitStatus: Int32 = 78
 }
 
 /// How an error that ends a command is written: as ArgumentParser writes it (`Error: …` and, for a bad
@@ -20,6 +28,9 @@ enum FatalError {
     static func outcome(of error: any Error) -> (status: Int32, message: String?) {
         if let unavailable = error as? ServiceUnavailable {
             return (ServiceUnavailable.exitStatus, unavailable.description)
+        }
+        if let refused = error as? PostgresError, refused.code == .migration {
+            return (SchemaRefused.exitStatus, ShopLedgerCommand.message(for: error))
         }
         let message = ShopLedgerCommand.message(for: error)
         return (ShopLedgerCommand.exitCode(for: error).rawValue, message.isEmpty ? nil : message)
@@ -42,6 +53,10 @@ enum FatalError {
         if let unavailable = error as? ServiceUnavailable {
             FileHandle.standardError.write(Data("Error: \(unavailable.description)\n".utf8))
             ShopLedgerCommand.exit(withError: ExitCode(ServiceUnavailable.exitStatus))
+        }
+        if let refused = error as? PostgresError, refused.code == .migration {
+            FileHandle.standardError.write(Data("Error: \(ShopLedgerCommand.message(for: refused))\n".utf8))
+            ShopLedgerCommand.exit(withError: ExitCode(SchemaRefused.exitStatus))
         }
         ShopLedgerCommand.exit(withError: error)
     }

@@ -7,7 +7,8 @@ struct ShopLedgerCommand: AsyncParsableCommand {
         commandName: "shopledger",
         abstract:
             "ShopLedger: verifies in-app purchases, keeps the ledger, serves the shop API, writes revenue reports.",
-        // `--version`: the release and the commit, fixed at build time (BuildInfo).
+        // `--version`: the release and the commit, fixed at build time (BuildInfo); `--version --json`
+        // adds the schema's migrations (main()).
         version: "shopledger \(BuildInfo.description)",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, ReconcileCommand.self, ReportCommand.self, SeedCommand.self,
@@ -23,6 +24,11 @@ struct ShopLedgerCommand: AsyncParsableCommand {
     static func main() async {
         var format = LogFormat.text
         do {
+            // `--version --json` (either order), which ArgumentParser's own `--version` does not take.
+            if Set(CommandLine.arguments.dropFirst()) == ["--version", "--json"], CommandLine.arguments.count == 3 {
+                try JSONOutput.print(VersionJSON())
+                return
+            }
             format = (try? CommandLogging.format(arguments: Array(CommandLine.arguments.dropFirst()))) ?? .text
             try CommandLogging.bootstrap()
             var command = try parseAsRoot()

@@ -8,8 +8,12 @@ import Testing
 @Suite("Read-only tools and schema versions, with the real binary")
 struct ReadOnlyToolsTests {
     static func run(_ arguments: [String]) async throws -> (passed: Bool, output: String) {
-        let (status, output) = try await Spawned.run([try ServerProcess.binary()] + arguments, timeout: .seconds(120))
+        let (status, output) = try await runStatus(arguments)
         return (status == .exited(0), output)
+    }
+
+    static func runStatus(_ arguments: [String]) async throws -> (status: Spawned.Termination, output: String) {
+        try await Spawned.run([try ServerProcess.binary()] + arguments, timeout: .seconds(120))
     }
 
     @Test(
@@ -47,16 +51,23 @@ struct ReadOnlyToolsTests {
             }
             let server = try await scenario.startServer()
             server.kill()
-            // ... then one that is not additive: serve refuses with a message that says so.
+            // ... then one that is not additive: serve refuses with a message that says so and names the
+            // release that applied it.
             try await scenario.cluster.withClient {
                 try await $0.query(
-                    "INSERT INTO schema_migrations (version, name, checksum, additive) VALUES (9002, '9002_newer_rename.sql', 'x', false)"
+                    """
+                    INSERT INTO schema_migrations (version, name, checksum, additive, release)
+                    VALUES (9002, '9002_newer_rename.sql', 'x', false, '9.9.0')
+                    """
                 )
             }
-            let refused = try await Self.run(["serve", "--database-url", url, "--port", "0", "--dev-auth"])
+            // Exit 78 (EX_CONFIG), which the shipped unit does not restart.
+            let refused = try await Self.runStatus(["serve", "--database-url", url, "--port", "0", "--dev-auth"])
+            #expect(refused.status == .exited(78), "\(refused.status)")
             #expect(
-                !refused.passed && refused.output.contains("9002_newer_rename.sql")
-                    && refused.output.contains("not additive"), "\(refused.output)")
+                refused.output.contains("9002_newer_rename.sql")
+                    && refused.output.contains("not additive")
+                    && refused.output.contains("run shopledger 9.9.0 or newer"), "\(refused.output)")
         }
     }
 }

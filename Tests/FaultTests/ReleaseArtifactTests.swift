@@ -221,6 +221,7 @@ struct ReleaseArtifactTests {
         for required in [
             "ExecStart=/usr/local/bin/shopledger serve", "EnvironmentFile=/etc/shopledger/shopledger.env",
             "User=shopledger", "ProtectSystem=strict", "NoNewPrivileges=yes", "Restart=on-failure",
+            "RestartPreventExitStatus=64 78",
             "KillSignal=SIGTERM", "PrivateTmp=yes", "ProtectHome=yes", "WantedBy=multi-user.target",
         ] {
             #expect(lines.contains(required), "the unit lacks \(required)")

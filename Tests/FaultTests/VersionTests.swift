@@ -22,4 +22,36 @@ struct VersionTests {
         let version = line.split(separator: " ")[1]
         #expect(changelog.contains("## [\(version)]"), "CHANGELOG.md has no entry for \(version)")
     }
+
+    @Test("--version --json: the same release and commit, and the schema's migrations with whether each is additive")
+    func versionJSON() async throws {
+        let binary = try ServerProcess.binary()
+        let (_, line) = try await Spawned.run([binary, "--version"], timeout: .seconds(30))
+        for arguments in [["--version", "--json"], ["--json", "--version"]] {
+            let (status, output) = try await Spawned.run([binary] + arguments, timeout: .seconds(30))
+            #expect(status == .exited(0), "\(output)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+            let version = try #require(object["version"] as? String)
+            let commit = try #require(object["commit"] as? String)
+            #expect(line.trimmingCharacters(in: .whitespacesAndNewlines) == "shopledger \(version) (commit \(commit))")
+            let migrations = try #require(object["migrations"] as? [[String: Any]])
+            let files = try FileManager.default.contentsOfDirectory(
+                atPath: ConfigurationDocsTests.docsFolder.deletingLastPathComponent().appendingPathComponent(
+                    "sql/migrations"
+                ).path
+            ).filter { $0.hasSuffix(".sql") }.sorted()
+            #expect(migrations.map { $0["name"] as? String } == files)
+            #expect(object["schema_version"] as? Int == migrations.last?["version"] as? Int)
+            // Additive exactly where the file's header says so.
+            for migration in migrations {
+                let name = try #require(migration["name"] as? String)
+                let text = try String(
+                    contentsOf: ConfigurationDocsTests.docsFolder.deletingLastPathComponent().appendingPathComponent(
+                        "sql/migrations/\(name)"), encoding: .utf8)
+                #expect(
+                    migration["additive"] as? Bool == text.hasPrefix("-- shopledger: additive"), "\(name)")
+            }
+        }
+    }
 }

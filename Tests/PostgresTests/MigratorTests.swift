@@ -129,16 +129,27 @@ struct MigratorTests {
             #expect(try await Migrator(migrations: [first, additive]).migrate(scratch).count == 2)
             // The older build knows only 0001: 0002 is additive, so it goes on.
             #expect(try await Migrator(migrations: [first]).migrate(scratch) == [])
-            #expect(try await Migrator(migrations: [first]).status(scratch).map(\.state) == [.applied])
+            #expect(try await Migrator(migrations: [first]).status(scratch).map(\.state) == [.applied, .newer])
 
             #expect(
-                try await Migrator(migrations: [first, additive, breaking]).migrate(scratch) == ["0003_rename.sql"])
-            let error = try await #require(throws: PostgresError.self) {
-                try await Migrator(migrations: [first]).migrate(scratch)
-            }
+                try await Migrator(migrations: [first, additive, breaking], release: "1.4.0").migrate(scratch)
+                    == ["0003_rename.sql"])
+            let older = try Migrator(migrations: [first], release: "1.3.0")
+            let error = try await #require(throws: PostgresError.self) { try await older.migrate(scratch) }
             #expect(error.code == .migration)
+            // It names the migration, that it is not additive, the release to run, and this one.
             #expect(
-                error.message.contains("0003_rename.sql") && error.message.contains("not additive"), "\(error.message)")
+                error.message.contains("0003_rename.sql") && error.message.contains("not additive")
+                    && error.message.contains("run shopledger 1.4.0 or newer")
+                    && error.message.contains("(this is 1.3.0)"), "\(error.message)")
+            await #expect(throws: PostgresError.self) { try await older.status(scratch) }
+            // The report still lists everything, the newer ones after this build's own.
+            let report = try await older.report(scratch)
+            #expect(report.map(\.name) == ["0001_first.sql", "0002_index.sql", "0003_rename.sql"])
+            #expect(report.map(\.state) == [.applied, .newer, .newer])
+            #expect(report.map(\.isAdditive) == [false, true, false])
+            // 0001 and 0002 were applied by a migrator that did not say its release.
+            #expect(report.map(\.appliedBy) == [nil, nil, "1.4.0"])
             await scratch.shutdown()
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Ledger
+import Postgres
 import Receipts
 import TestSupport
 import Testing
@@ -75,8 +76,41 @@ struct CommandJSONTests {
             #expect(!migrations.isEmpty && migrations.allSatisfy { $0["state"] as? String == "applied" })
             #expect(status.object["applied"] as? Int == migrations.count && status.object["pending"] as? Int == 0)
             #expect(migrations.first?["version"] as? Int == 1 && migrations.first?["applied_at"] is String)
+            // Each says whether it is additive, as its file's header does (0016 is not, 0017 is).
+            let additive = Dictionary(
+                uniqueKeysWithValues: migrations.compactMap { m in
+                    (m["name"] as? String).map { ($0, m["additive"] as? Bool) }
+                })
+            #expect(additive["0016_webhooks.sql"] == false && additive["0017_catalog_admin.sql"] == true)
+            #expect(status.object["newer"] as? Int == 0 && status.object["runnable"] as? Bool == true)
             let refused = try await ShopLedgerRun.run(["migrate", "--json", "--database-url", db.url])
             #expect(refused.status != 0)
+        }
+    }
+
+    @Test("migrate --status after a newer release: the list with the newer migrations, then a refusal naming it")
+    func migrateStatusNewer() async throws {
+        try await withTestDatabase { db in
+            // A newer release applied one additive migration, then one that is not.
+            try await db.client.execute(
+                """
+                INSERT INTO schema_migrations (version, name, checksum, additive, release)
+                VALUES (9001, '9001_newer_index.sql', 'x', true, '7.1.0'),
+                       (9002, '9002_newer_rename.sql', 'x', false, '7.2.0')
+                """)
+            let status = try await Self.json(["migrate", "--status", "--json", "--database-url", db.url])
+            #expect(status.status != 0)
+            let migrations = try #require(status.object["migrations"] as? [[String: Any]])
+            let newer = migrations.filter { $0["state"] as? String == "newer" }
+            #expect(newer.map { $0["name"] as? String } == ["9001_newer_index.sql", "9002_newer_rename.sql"])
+            #expect(newer.map { $0["applied_by"] as? String } == ["7.1.0", "7.2.0"])
+            #expect(status.object["newer"] as? Int == 2 && status.object["runnable"] as? Bool == false)
+
+            let text = try await ShopLedgerRun.run(["migrate", "--status", "--database-url", db.url])
+            #expect(text.status != 0)
+            #expect(text.output.contains("newer    not additive  9002_newer_rename.sql at "), "\(text.output)")
+            #expect(text.output.contains("by shopledger 7.2.0"), "\(text.output)")
+            #expect(text.output.contains("run shopledger 7.2.0 or newer"), "\(text.output)")
         }
     }
 
