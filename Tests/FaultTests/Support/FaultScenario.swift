@@ -50,13 +50,13 @@ final class FaultScenario: Sendable {
     func startServer(
         port: Int? = nil, databaseURL: String? = nil, options: [String] = [], logLevel: String = "notice",
         binary: String? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], development: Bool = true
     ) async throws
         -> ServerProcess
     {
         let server = try await ServerProcess.start(
             databaseURL: databaseURL ?? cluster.url, folder: folder, port: port, options: options, http: http,
-            binary: binary, environment: environment, logLevel: logLevel)
+            binary: binary, environment: environment, logLevel: logLevel, development: development)
         servers.withLock { $0.append(server) }
         return server
     }

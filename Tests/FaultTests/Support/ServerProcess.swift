@@ -38,10 +38,12 @@ struct ServerProcess: Sendable {
     ///   - binary: another `shopledger` than `binary()` (the release artifact's, unpacked).
     ///   - environment: `SHOPLEDGER_*` settings (and others) on top of the scenario's.
     ///   - logLevel: `SHOPLEDGER_LOG_LEVEL`; `info` writes a line per request.
+    ///   - development: `--dev-auth` and `--stub-receipts` (every scenario's clients use them); false for a
+    ///     server configured as in production, whose users sign in with Firebase tokens (give the options).
     static func start(
         databaseURL: String, folder: String, port: Int? = nil, options: [String] = [], http: FaultHTTP,
         readyWithin: Duration = .seconds(60), binary: String? = nil, environment: [String: String] = [:],
-        logLevel: String = "notice"
+        logLevel: String = "notice", development: Bool = true
     ) async throws -> ServerProcess {
         let port = try port ?? TestCluster.freePort()
         let adminTokenFile = folder + "/admin-token"
@@ -53,13 +55,14 @@ struct ServerProcess: Sendable {
         let command =
             [
                 executable, "serve", "--database-url", databaseURL, "--host", "127.0.0.1", "--port", String(port),
-                "--dev-auth",
-                "--stub-receipts", "--root-cert", rootFile, "--admin-token-file", adminTokenFile, "--pool-size", "8",
-            ] + options
+                "--root-cert", rootFile, "--admin-token-file", adminTokenFile, "--pool-size", "8",
+            ] + (development ? ["--dev-auth", "--stub-receipts"] : []) + options
         let child = try Spawned.start(
             command,
             environment: Spawned.environment(
-                ["SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret, "SHOPLEDGER_LOG_LEVEL": logLevel].merging(
+                (development ? ["SHOPLEDGER_STUB_SECRET": FaultFixtures.stubSecret] : [:]).merging(
+                    ["SHOPLEDGER_LOG_LEVEL": logLevel]
+                ) { $1 }.merging(
                     environment
                 ) { $1 }),
             logPath: folder + "/server.log")

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import ShopServer
+import TestSupport
 import Testing
 
 @Suite("Authenticator: both surfaces, admin, configuration")

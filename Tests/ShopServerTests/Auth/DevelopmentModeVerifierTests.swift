@@ -1,4 +1,5 @@
 import ShopServer
+import TestSupport
 import Testing
 
 @Suite("Development tokens (dev:<uid>)")

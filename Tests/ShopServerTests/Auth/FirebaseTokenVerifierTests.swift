@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import ShopServer
+import TestSupport
 import Testing
 import _CryptoExtras
 
