@@ -173,7 +173,10 @@ func shopApplication(
                 http1: HTTP1Channel(
                     responder: responder,
                     configuration: .init(
-                        additionalChannelHandlers: [ConnectionLimitHandler(limiter: connections)],
+                        additionalChannelHandlers: [
+                            ConnectionLimitHandler(limiter: connections),
+                            MalformedRequestHandler(logger: logger, metrics: metrics),
+                        ],
                         idleTimeout: TimeAmount(configuration.idleTimeout),
                         httpDecoderConfiguration: .init(
                             maxHeaderFieldSize: ServerConfiguration.maxHeaderBytes,
