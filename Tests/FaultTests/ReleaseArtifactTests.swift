@@ -222,6 +222,8 @@ struct ReleaseArtifactTests {
             "ExecStart=/usr/local/bin/shopledger serve", "EnvironmentFile=/etc/shopledger/shopledger.env",
             "User=shopledger", "ProtectSystem=strict", "NoNewPrivileges=yes", "Restart=on-failure",
             "KillSignal=SIGTERM", "PrivateTmp=yes", "ProtectHome=yes", "WantedBy=multi-user.target",
+            // serve tells systemd READY=1 once it listens (SystemdNotifyTests): `systemctl start` waits for it.
+            "Type=notify", "NotifyAccess=main",
         ] {
             #expect(lines.contains(required), "the unit lacks \(required)")
         }
