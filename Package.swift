@@ -348,11 +348,11 @@ let package = Package(
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "Postgres", "TestSupport"], swiftSettings: strict),
         // Shop's logic without HTTP: the per-user token buckets, request budgets. No database.
         .testTarget(name: "ShopTests", dependencies: ["Shop"], swiftSettings: strict),
-        // The command line's own helpers: strict setting parsing and the JSON log handler.
+        // The command line's own helpers: strict setting parsing, the JSON log handler, systemd's notifications.
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "shopledger", .product(name: "Logging", package: "swift-log"),
+                "shopledger", "TestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),

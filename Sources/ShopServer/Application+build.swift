@@ -185,6 +185,7 @@ func shopApplication(
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "shopledger"),
         services: services,
+        onServerRunning: { _ in await hooks.serverRunning() },
         logger: logger
     )
     return (application, router.routes)

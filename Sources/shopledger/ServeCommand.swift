@@ -48,13 +48,19 @@ struct ServeCommand: AsyncParsableCommand {
                 "webhooks may go to this machine's loopback addresses (--webhook-allow-loopback): never do this in production"
             )
         }
+        // Under systemd's Type=notify: READY=1 once the port is bound (the database answered the migration
+        // just before), STOPPING=1 when SIGTERM or SIGINT arrives.
+        let notifier = SystemdNotifier()
         // withClient migrates first, and stops the private cluster after the server has shut down.
         try await database.withClient(
             schema: .migrate(lockTimeout: DatabaseOptions.serveMigrationLockTimeout), serving: true, logger: logger
         ) { client in
-            let app = try Self.application(configuration, client: client, logger: logger)
+            let listening = "serving on http://\(configuration.host):\(configuration.port)"
+            let app = try Self.application(configuration, client: client, logger: logger) {
+                Self.tell(notifier, "READY=1\nSTATUS=\(listening)", logger: logger)
+            }
             logger.notice(
-                "shopledger serving on http://\(configuration.host):\(configuration.port)",
+                "shopledger \(listening)",
                 metadata: ["version": "\(BuildInfo.version)", "commit": "\(BuildInfo.commit)"])
             // After SIGINT/SIGTERM the process exits within the grace period: in-flight requests get all of
             // it but a reserve, then what is left (a query stuck on a dead database host) is cancelled.
@@ -63,7 +69,9 @@ struct ServeCommand: AsyncParsableCommand {
             groupConfiguration.maximumGracefulShutdownDuration =
                 configuration.shutdownGracePeriod - Self.cancellationReserve(configuration.shutdownGracePeriod)
             groupConfiguration.maximumCancellationDuration = .seconds(5)
-            let shutdownLog = ShutdownLog(logger: logger, grace: configuration.shutdownGracePeriod)
+            let shutdownLog = ShutdownLog(logger: logger, grace: configuration.shutdownGracePeriod) {
+                Self.tell(notifier, "STOPPING=1", logger: logger)
+            }
             shutdownLog.start()
             do {
                 try await ServiceGroup(configuration: groupConfiguration).run()
@@ -81,15 +89,27 @@ struct ServeCommand: AsyncParsableCommand {
         min(.seconds(1), grace / 4)
     }
 
+    /// Tells systemd `state` when it asked (`Type=notify`); a failure is logged, and the start goes on
+    /// (systemd then ends it at its start timeout, saying so).
+    private static func tell(_ notifier: SystemdNotifier?, _ state: String, logger: Logger) {
+        guard let notifier else { return }
+        do {
+            try notifier.notify(state)
+        } catch {
+            logger.warning("could not tell systemd \(state.prefix { $0 != "\n" }): \(error.description)")
+        }
+    }
+
     private static func application(
-        _ configuration: ServerConfiguration, client: PostgresClient, logger: Logger
+        _ configuration: ServerConfiguration, client: PostgresClient, logger: Logger,
+        listening: @escaping @Sendable () async -> Void
     ) throws -> some ApplicationProtocol {
         do {
             // The composition root: the reports' checks and day cache, which ShopServer does not know.
-            return try buildApplication(
-                configuration: configuration, client: client, logger: logger,
-                hooks: ServerHooks(
-                    reconciliationChecks: ReconciliationChecks.all, firstPurchaseInvalidation: .reportDays))
+            var hooks = ServerHooks(
+                reconciliationChecks: ReconciliationChecks.all, firstPurchaseInvalidation: .reportDays)
+            hooks.serverRunning = listening
+            return try buildApplication(configuration: configuration, client: client, logger: logger, hooks: hooks)
         } catch let error as ConfigurationError {
             throw ValidationError(error.description)
         }

@@ -11,12 +11,15 @@ import Synchronization
 final class ShutdownLog {
     private let logger: Logger
     private let grace: Duration
+    private let onFirstSignal: @Sendable () -> Void
     private let received = Received()
     private var sources: [any DispatchSourceSignal] = []
 
-    init(logger: Logger, grace: Duration) {
+    /// - Parameter onFirstSignal: called after the line about the first signal (`serve` tells systemd).
+    init(logger: Logger, grace: Duration, onFirstSignal: @escaping @Sendable () -> Void = {}) {
         self.logger = logger
         self.grace = grace
+        self.onFirstSignal = onFirstSignal
     }
 
     /// Starts listening for SIGTERM and SIGINT (their default action, ending the process, is left to
@@ -24,7 +27,7 @@ final class ShutdownLog {
     func start() {
         for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            let (logger, grace, received) = (self.logger, self.grace, self.received)
+            let (logger, grace, received, onFirstSignal) = (self.logger, self.grace, self.received, self.onFirstSignal)
             source.setEventHandler {
                 let first = received.state.withLock { state -> Bool in
                     guard state == nil else { return false }
@@ -35,6 +38,7 @@ final class ShutdownLog {
                 logger.notice(
                     "shopledger shutting down",
                     metadata: ["signal": "\(name)", "grace_s": "\(Self.seconds(grace))"])
+                onFirstSignal()
             }
             source.resume()
             sources.append(source)

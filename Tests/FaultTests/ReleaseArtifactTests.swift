@@ -223,6 +223,8 @@ struct ReleaseArtifactTests {
             "User=shopledger", "ProtectSystem=strict", "NoNewPrivileges=yes", "Restart=on-failure",
             "RestartPreventExitStatus=64 78",
             "KillSignal=SIGTERM", "PrivateTmp=yes", "ProtectHome=yes", "WantedBy=multi-user.target",
+            // serve tells systemd READY=1 once it listens (SystemdNotifyTests): `systemctl start` waits for it.
+            "Type=notify", "NotifyAccess=main",
         ] {
             #expect(lines.contains(required), "the unit lacks \(required)")
         }

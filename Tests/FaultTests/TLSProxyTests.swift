@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TestSupport
 import Testing
 
 /// nginx terminating TLS in front of two `shopledger serve` processes, with the directives of
@@ -23,8 +24,11 @@ struct TLSProxyTests {
             let servers = try await [first, second]
             let (certificate, key) = try await TLSProxy.makeCertificate(in: scenario.folder)
             try await FaultHTTP.with(trustingOnly: certificate) { https in
+                // The load comes from one address (::1): nginx's per-address limits are lifted out of its
+                // way (shippedEdge below runs them as shipped).
                 let proxy = try await scenario.startTLSProxy(
-                    inFrontOf: servers, certificate: certificate, key: key, https: https)
+                    inFrontOf: servers, httpPort: try TestCluster.freePort(), certificate: certificate, key: key,
+                    limits: .lifted, https: https)
                 // A client's own X-Forwarded-For is overwritten by nginx (set, not appended).
                 let spoofed = try await https.send(
                     .GET, proxy.baseURL + "/api/v1/catalog", headers: [("X-Forwarded-For", "203.0.113.66")])
@@ -83,6 +87,113 @@ struct TLSProxyTests {
                         + "after \(ms(killedAt - loadStarted)) with \(acknowledgedAtKill) acknowledged: \(audit); "
                         + "failed \(failed.count) (\(Set(failed.map(\.outcome.description)).sorted().joined(separator: ", "))), "
                         + "acknowledged after the kill \(acknowledgedAfterKill); clients in the request logs \(named)")
+            }
+        }
+    }
+
+    @Test(
+        "nginx as shipped: plain HTTP redirected to HTTPS except ACME's challenges, HSTS on HTTPS answers, a forged X-Forwarded-For overwritten, and 429 beyond an address's burst and beyond its 20 requests in progress",
+        .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(3)))
+    func shippedEdge() async throws {
+        try await FaultScenario.run("tls-edge") { scenario in
+            let server = try await scenario.startServer(
+                options: ["--trusted-proxy", "127.0.0.1", "--allow-development-on-public-address"], logLevel: "info")
+            let (certificate, key) = try await TLSProxy.makeCertificate(in: scenario.folder)
+            let httpPort = try TestCluster.freePort()
+            try await FaultHTTP.with(trustingOnly: certificate, followingRedirects: false) { https in
+                let proxy = try await scenario.startTLSProxy(
+                    inFrontOf: [server], httpPort: httpPort, certificate: certificate, key: key, limits: .asShipped,
+                    https: https)
+                let errorLog = scenario.folder + "/nginx/error.log"
+                let hsts = "max-age=31536000"
+
+                // Port 80: a redirect to the same path over HTTPS, without HSTS (a browser ignores it there),
+                // except an ACME HTTP-01 challenge, answered from the webroot.
+                let plain = "http://[::1]:\(httpPort)"
+                let redirected = try await https.send(.GET, plain + "/v1/user/shop/myinfo?a=1")
+                #expect(redirected.status == 301)
+                #expect(redirected.headers["Location"] == ["https://[::1]/v1/user/shop/myinfo?a=1"])
+                #expect(redirected.headers["Strict-Transport-Security"].isEmpty)
+                let challenges = scenario.folder + "/nginx/acme/.well-known/acme-challenge"
+                try FileManager.default.createDirectory(atPath: challenges, withIntermediateDirectories: true)
+                try "token.thumbprint".write(toFile: challenges + "/probe", atomically: true, encoding: .utf8)
+                let challenge = try await https.send(.GET, plain + "/.well-known/acme-challenge/probe")
+                #expect(challenge.status == 200 && challenge.body == "token.thumbprint", "\(challenge)")
+
+                // HTTPS: HSTS on serve's answers, errors too; a client's own X-Forwarded-For is overwritten.
+                let catalog = try await https.send(
+                    .GET, proxy.baseURL + "/api/v1/catalog", headers: [("X-Forwarded-For", "203.0.113.66")])
+                #expect(catalog.status == 200)
+                #expect(catalog.headers["Strict-Transport-Security"] == [hsts])
+                let missing = try await https.send(.GET, proxy.baseURL + "/no-such-path")
+                #expect(missing.status == 404 && missing.headers["Strict-Transport-Security"] == [hsts])
+
+                // limit_req: 10 per second with a burst of 20, from a drained bucket (2 s drains 20). Requests one
+                // after another (never 20 in progress at once, so limit_conn stays out of it).
+                try await Task.sleep(for: .seconds(2.5))
+                let burstStarted = ContinuousClock.now
+                var burst: [FaultHTTP.Answer] = []
+                for _ in 0..<40 { burst.append(try await https.send(.GET, proxy.baseURL + "/api/v1/catalog")) }
+                let burstTook = ContinuousClock.now - burstStarted
+                let refill = Int(burstTook / .milliseconds(100)) + 1
+                #expect(burst.prefix(21).allSatisfy { $0.status == 200 }, "\(burst.prefix(21).map(\.status))")
+                #expect(burst.allSatisfy { $0.status == 200 || $0.status == 429 }, "\(burst.map(\.status))")
+                let passed = burst.count { $0.status == 200 }
+                #expect(passed <= 21 + refill, "\(passed) passed in \(burstTook)")
+                let refusal = try #require(burst.last { $0.status == 429 }, "\(burst.map(\.status))")
+                #expect(refusal.errorCode == "rate_limited" && refusal.headers["Retry-After"] == ["1"])
+                #expect(refusal.headers["Strict-Transport-Security"] == [hsts])
+                let logged = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
+                #expect(logged.contains("limiting requests, excess:") && logged.contains("\"shopledger_requests\""))
+                #expect(!logged.contains("limiting connections"))
+
+                // limit_conn: 21 uploads at once from a drained bucket, each holding half its body (nginx reads a
+                // body whole before passing the request on): limit_req lets all 21 through (20 over the rate is
+                // the burst), limit_conn refuses the one that finds 20 in progress, at once; the 20 go through
+                // when their bodies end.
+                let refusedByRate = logged.components(separatedBy: "limiting requests").count
+                try await Task.sleep(for: .seconds(2.5))
+                let uploads = (0..<21).map {
+                    SlowUpload(
+                        PurchaseRequest(
+                            way: .jsonStub, uid: "edge-\($0)", transactionId: "edge-\($0)",
+                            product: FaultFixtures.products[0]))
+                }
+                var outcomes: [FaultHTTP.Outcome] = []
+                try await withThrowingTaskGroup(of: FaultHTTP.Outcome.self) { group in
+                    for upload in uploads { group.addTask { await upload.send(https, baseURL: proxy.baseURL).0 } }
+                    // The refused one answers while the others are held (they wait for finish(), which a
+                    // watchdog calls after 8 s should none be refused: within nginx's client_body_timeout).
+                    let watchdog = Task {
+                        try await Task.sleep(for: .seconds(8))
+                        for upload in uploads { upload.finish() }
+                    }
+                    let first = try await group.next()
+                    watchdog.cancel()
+                    if let first { outcomes.append(first) }
+                    for upload in uploads { upload.finish() }
+                    for try await outcome in group { outcomes.append(outcome) }
+                }
+                #expect(outcomes.count == 21)
+                #expect(outcomes.first?.status == 429 && outcomes.first?.code == "rate_limited", "\(outcomes)")
+                #expect(outcomes.dropFirst().allSatisfy { $0.status != nil && $0.status != 429 }, "\(outcomes)")
+                let afterUploads = try await https.send(.GET, proxy.baseURL + "/api/v1/catalog")
+                #expect(afterUploads.status == 200)
+                let connections = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
+                #expect(
+                    connections.contains("limiting connections by zone \"shopledger_connections\""), "\(connections)")
+                #expect(
+                    connections.components(separatedBy: "limiting requests").count == refusedByRate, "\(connections)")
+
+                // Every request serve logged came from the test client, none from the forged address.
+                let clients = Self.loggedClients(logPath: scenario.folder + "/server.log")
+                    .filter { $0.path == "/api/v1/catalog" }
+                #expect(!clients.isEmpty && clients.allSatisfy { $0.client == "::1" }, "\(clients.prefix(3))")
+                scenario.report(
+                    "nginx as shipped: 40 requests one after another in \(ms(burstTook)): \(passed) passed, "
+                        + "\(burst.count - passed) refused 429; 21 uploads at once: "
+                        + "\(outcomes.map(\.description).reduce(into: [:]) { $0[$1, default: 0] += 1 })"
+                )
             }
         }
     }

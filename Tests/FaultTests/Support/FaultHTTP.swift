@@ -35,6 +35,7 @@ struct FaultHTTP: Sendable {
     struct Answer: Sendable {
         let status: Int
         let body: String
+        var headers: HTTPHeaders = [:]
 
         /// The JSON surface's `{"error": {"code"}}`.
         var errorCode: String? {
@@ -49,12 +50,14 @@ struct FaultHTTP: Sendable {
 
     /// - Parameter certificate: a PEM file: HTTPS trusts this certificate and nothing else (the system's
     ///   roots are not consulted); without it, HTTPS trusts the system's roots.
+    /// - Parameter followingRedirects: false to get a redirect as the answer (its `Location` in `headers`).
     static func with<R: Sendable>(
-        trustingOnly certificate: String? = nil, _ body: (FaultHTTP) async throws -> R
+        trustingOnly certificate: String? = nil, followingRedirects: Bool = true, _ body: (FaultHTTP) async throws -> R
     ) async throws -> R {
         var configuration = HTTPClient.Configuration(
             timeout: .init(connect: .seconds(2), read: .seconds(60)),
             connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 64))
+        if !followingRedirects { configuration.redirectConfiguration = .disallow }
         configuration.httpVersion = .http1Only
         if let certificate {
             var tls = TLSConfiguration.makeClientConfiguration()
@@ -83,7 +86,7 @@ struct FaultHTTP: Sendable {
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
         let response = try await client.execute(request, timeout: timeout)
         let buffer = try await response.body.collect(upTo: 4 << 20)
-        return Answer(status: Int(response.status.code), body: String(buffer: buffer))
+        return Answer(status: Int(response.status.code), body: String(buffer: buffer), headers: response.headers)
     }
 
     /// `send`, with a transport failure as an outcome rather than an error.

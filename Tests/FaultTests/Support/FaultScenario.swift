@@ -71,13 +71,14 @@ final class FaultScenario: Sendable {
     }
 
     /// Starts nginx terminating TLS in front of `backends` (``TLSProxy``), reached with `https`, and
-    /// waits until it passes a request to one of them.
+    /// waits until it passes a request to one of them. Its plain-HTTP port is `httpPort`.
     func startTLSProxy(
-        inFrontOf backends: [ServerProcess], certificate: String, key: String, https: FaultHTTP
+        inFrontOf backends: [ServerProcess], httpPort: Int, certificate: String, key: String,
+        limits: TLSProxy.PerAddressLimits, https: FaultHTTP
     ) async throws -> LoadBalancer {
         let proxy = try await TLSProxy.start(
-            port: try TestCluster.freePort(), backends: backends.map(\.port), certificate: certificate, key: key,
-            folder: folder, https: https)
+            port: try TestCluster.freePort(), httpPort: httpPort, backends: backends.map(\.port),
+            certificate: certificate, key: key, folder: folder, limits: limits, https: https)
         FaultResources.register(server: proxy.child.pid, folder: folder)
         balancers.withLock { $0.append(proxy) }
         return proxy

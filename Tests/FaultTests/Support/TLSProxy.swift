@@ -45,12 +45,21 @@ enum TLSProxy {
         return (certificate, key)
     }
 
+    /// The per-address limits as shipped (`limit_req` 10 r/s, burst 20; `limit_conn` 20), and as
+    /// lifted for a load from one address (the test client's: every request comes from `::1`).
+    enum PerAddressLimits: Sendable {
+        case asShipped
+        case lifted
+    }
+
     /// `deploy/nginx/shopledger.conf` with its upstream servers replaced by `backends` (ports on
-    /// 127.0.0.1, with the parameters the file gives its first server), its listen lines by `[::1]:port`,
-    /// and its certificate and log paths by the test's. Throws when a line to replace is not in the file
-    /// (the file changed shape: this must change with it).
+    /// 127.0.0.1, with the parameters the file gives its first server), its listen lines by `[::1]:port`
+    /// (TLS) and `[::1]:httpPort` (the redirect to HTTPS), its certificate, log and ACME folder paths by
+    /// the test's, and with `.lifted`, its per-address limits raised out of a load's way. Throws when a
+    /// line to replace is not in the file (the file changed shape: this must change with it).
     static func siteConfiguration(
-        _ deployed: String, port: Int, backends: [Int], certificate: String, key: String, folder: String
+        _ deployed: String, port: Int, httpPort: Int, backends: [Int], certificate: String, key: String,
+        folder: String, limits: PerAddressLimits = .asShipped
     ) throws -> String {
         var lines: [String] = []
         var serversWritten = false
@@ -69,40 +78,53 @@ enum TLSProxy {
             } else if trimmed == "listen 443 ssl;" {
                 lines.append("    listen [::1]:\(port) ssl;")
                 replaced.insert("listen")
-            } else if trimmed == "listen [::]:443 ssl;" {
+            } else if trimmed == "listen 80;" {
+                lines.append("    listen [::1]:\(httpPort);")
+                replaced.insert("listen 80")
+            } else if trimmed == "listen [::]:443 ssl;" || trimmed == "listen [::]:80;" {
                 continue
             } else {
                 lines.append(line)
             }
         }
         var text = lines.joined(separator: "\n")
-        for (placeholder, value) in [
+        var replacements = [
             ("/etc/ssl/shopledger/fullchain.pem", certificate), ("/etc/ssl/shopledger/privkey.pem", key),
-            ("/var/log/nginx/", folder + "/"),
-        ] {
+            ("/var/log/nginx/", folder + "/"), ("root /var/www/html;", "root \(folder)/acme;"),
+        ]
+        if limits == .lifted {
+            replacements += [
+                ("rate=10r/s;", "rate=100000r/s;"),
+                ("limit_conn shopledger_connections 20;", "limit_conn shopledger_connections 10000;"),
+            ]
+        }
+        for (placeholder, value) in replacements {
             guard text.contains(placeholder) else {
                 throw FaultTestError("deploy/nginx/shopledger.conf: no \(placeholder)")
             }
             text = text.replacingOccurrences(of: placeholder, with: value)
         }
-        guard replaced == ["server", "listen"] else {
-            throw FaultTestError("deploy/nginx/shopledger.conf: expected upstream server and listen 443 lines")
+        guard replaced == ["server", "listen", "listen 80"] else {
+            throw FaultTestError(
+                "deploy/nginx/shopledger.conf: expected upstream server, listen 443 and listen 80 lines")
         }
         return text
     }
 
-    /// Starts nginx on `[::1]:port` in front of `backends`, its files in `folder/nginx`, and waits until a
-    /// request through it (over TLS, with `https`) reaches a ready server.
+    /// Starts nginx on `[::1]:port` (TLS) and `[::1]:httpPort` (plain HTTP) in front of `backends`, its
+    /// files in `folder/nginx` (its error log `error.log`, ACME's webroot `acme`), and waits until a request
+    /// through it (over TLS, with `https`) reaches a ready server.
     static func start(
-        port: Int, backends: [Int], certificate: String, key: String, folder: String, https: FaultHTTP
+        port: Int, httpPort: Int, backends: [Int], certificate: String, key: String, folder: String,
+        limits: PerAddressLimits, https: FaultHTTP
     ) async throws -> LoadBalancer {
         let home = folder + "/nginx"
-        for sub in ["", "/body", "/proxy", "/fastcgi", "/uwsgi", "/scgi"] {
+        for sub in ["", "/body", "/proxy", "/fastcgi", "/uwsgi", "/scgi", "/acme"] {
             try FileManager.default.createDirectory(atPath: home + sub, withIntermediateDirectories: true)
         }
         let site = try siteConfiguration(
-            try deployedConfiguration, port: port, backends: backends, certificate: certificate, key: key,
-            folder: home)
+            try deployedConfiguration, port: port, httpPort: httpPort, backends: backends, certificate: certificate,
+            key: key, folder: home, limits: limits)
         try site.write(toFile: home + "/shopledger.conf", atomically: true, encoding: .utf8)
         let main = """
             daemon off;
