@@ -15,6 +15,8 @@ import Yams
         .deletingLastPathComponent()
     static let prometheus = root.appendingPathComponent("deploy/prometheus")
     static let rules = prometheus.appendingPathComponent("shopledger-rules.yml")
+    /// The database cluster's alerts, on Patroni's own metrics.
+    static let patroniRules = prometheus.appendingPathComponent("patroni-rules.yml")
 
     struct Failure: Error, CustomStringConvertible { let description: String }
 
@@ -42,12 +44,14 @@ import Yams
 
     @Test("promtool accepts the rules and passes their cases")
     func rulesPassPromtool() throws {
-        let check = try Self.promtool(["check", "rules", "shopledger-rules.yml"], in: Self.prometheus)
-        #expect(check.status == 0, "\(check.output)")
-        #expect(check.output.contains("SUCCESS"), "\(check.output)")
-        let cases = try Self.promtool(["test", "rules", "shopledger-rules.test.yml"], in: Self.prometheus)
-        #expect(cases.status == 0, "\(cases.output)")
-        #expect(cases.output.contains("SUCCESS"), "\(cases.output)")
+        for name in ["shopledger-rules", "patroni-rules"] {
+            let check = try Self.promtool(["check", "rules", "\(name).yml"], in: Self.prometheus)
+            #expect(check.status == 0, "\(check.output)")
+            #expect(check.output.contains("SUCCESS"), "\(check.output)")
+            let cases = try Self.promtool(["test", "rules", "\(name).test.yml"], in: Self.prometheus)
+            #expect(cases.status == 0, "\(cases.output)")
+            #expect(cases.output.contains("SUCCESS"), "\(cases.output)")
+        }
     }
 
     @Test("promtool accepts the scrape config beside the rules and a token file")
@@ -55,7 +59,7 @@ import Yams
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("monitoring-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        for name in ["prometheus.yml", "shopledger-rules.yml"] {
+        for name in ["prometheus.yml", "shopledger-rules.yml", "patroni-rules.yml"] {
             try FileManager.default.copyItem(
                 at: Self.prometheus.appendingPathComponent(name), to: folder.appendingPathComponent(name))
         }
@@ -67,10 +71,26 @@ import Yams
 
     /// The alerts as the rules file holds them.
     static func alerts() throws -> [[String: Any]] {
-        let text = try String(contentsOf: rules, encoding: .utf8)
-        let document = try #require(try Yams.load(yaml: text) as? [String: Any])
-        let groups = try #require(document["groups"] as? [[String: Any]])
-        return groups.flatMap { ($0["rules"] as? [[String: Any]]) ?? [] }.filter { $0["alert"] != nil }
+        try [rules, patroniRules].flatMap { file in
+            let text = try String(contentsOf: file, encoding: .utf8)
+            let document = try #require(try Yams.load(yaml: text) as? [String: Any])
+            let groups = try #require(document["groups"] as? [[String: Any]])
+            return groups.flatMap { ($0["rules"] as? [[String: Any]]) ?? [] }.filter { $0["alert"] != nil }
+        }
+    }
+
+    /// What Patroni 3.0's `GET /metrics` exports (patroni/api.py, `do_GET_metrics`, in Debian 12's 3.0.2).
+    static let patroniFamilies: Set<String> = [
+        "patroni_version", "patroni_postgres_running", "patroni_postmaster_start_time", "patroni_master",
+        "patroni_primary", "patroni_xlog_location", "patroni_standby_leader", "patroni_replica",
+        "patroni_sync_standby", "patroni_xlog_received_location", "patroni_xlog_replayed_location",
+        "patroni_xlog_replayed_timestamp", "patroni_xlog_paused", "patroni_postgres_server_version",
+        "patroni_cluster_unlocked", "patroni_failsafe_mode_is_active", "patroni_postgres_timeline",
+        "patroni_dcs_last_seen",
+    ]
+
+    static func patroniNames(_ expression: String) -> Set<String> {
+        Set(expression.matches(of: /\bpatroni_[a-z_]+/).map { String($0.output) })
     }
 
     /// Every metric family a server exports once each kind of event happened once.
@@ -108,8 +128,11 @@ import Yams
         let exported = Self.exportedFamilies()
         #expect(exported.contains("shop_receipt_refusals_total") && exported.contains("process_open_fds"))
         var read: [String: Set<String>] = [:]
+        var readFromPatroni: [String: Set<String>] = [:]
         for alert in try Self.alerts() {
             read["alert \(alert["alert"] ?? "")", default: []].formUnion(Self.metricNames("\(alert["expr"] ?? "")"))
+            readFromPatroni["alert \(alert["alert"] ?? "")", default: []].formUnion(
+                Self.patroniNames("\(alert["expr"] ?? "")"))
         }
         let dashboard = try JSONSerialization.jsonObject(
             with: Data(contentsOf: Self.root.appendingPathComponent("deploy/grafana/shopledger-dashboard.json")))
@@ -118,12 +141,19 @@ import Yams
             for target in (panel["targets"] as? [[String: Any]]) ?? [] {
                 read["panel \(panel["title"] ?? "")", default: []].formUnion(
                     Self.metricNames("\(target["expr"] ?? "")"))
+                readFromPatroni["panel \(panel["title"] ?? "")", default: []].formUnion(
+                    Self.patroniNames("\(target["expr"] ?? "")"))
             }
         }
         #expect(read.count > 30, "\(read.keys.sorted())")
+        #expect(readFromPatroni.values.contains { !$0.isEmpty }, "the Patroni alerts read Patroni's metrics")
         for (reader, names) in read.sorted(by: { $0.key < $1.key }) {
-            #expect(!names.isEmpty, "\(reader) reads no metric of ours")
+            let patroni = readFromPatroni[reader] ?? []
+            #expect(!names.isEmpty || !patroni.isEmpty, "\(reader) reads no metric of ours or Patroni's")
             #expect(names.subtracting(exported).isEmpty, "\(reader) reads \(names.subtracting(exported).sorted())")
+            #expect(
+                patroni.subtracting(Self.patroniFamilies).isEmpty,
+                "\(reader) reads \(patroni.subtracting(Self.patroniFamilies).sorted()), which Patroni does not export")
         }
     }
 
