@@ -15,6 +15,7 @@ struct ShopLedgerCommand: AsyncParsableCommand {
             VerifyReceiptCommand.self, AppStoreCommand.self, AppleCommand.self, StandbyCommand.self, AdminCommand.self,
             WebhooksCommand.self,
             CatalogCommand.self,
+            BackupsCommand.self,
         ])
 
     /// Logging first (a bad level or format stops here), then the command line, then the environment's
