@@ -75,8 +75,9 @@ struct BackupRestoreTests {
                 "the label recorded is pgBackRest's")
 
             let server = try await scenario.startServer(databaseURL: primaryURL)
+            let firstStop = try #require(Double(firstBackupStop))
             #expect(
-                try await Self.lastBackupMetric(scenario.http, server) == Double(firstBackupStop),
+                try await Self.lastBackupMetric(scenario.http, server, expected: firstStop) == firstStop,
                 "the server exports the recorded backup's end")
             let load = PurchaseLoad(
                 scenario: "backup", workers: FaultSettings.clients(8), baseURL: server.baseURL,

@@ -119,10 +119,10 @@ struct BackupServiceFilesTests {
         }
         let destination = work + "/copies"
         var environment = Spawned.environment([:])
-        environment["SHOPLEDGER_SECRETS_SOURCE"] = source
-        environment["SHOPLEDGER_SECRETS_DEST"] = destination
-        environment["SHOPLEDGER_SECRETS_RECIPIENT"] = recipient
-        environment["SHOPLEDGER_SECRETS_KEEP"] = "2"
+        environment["SECRETS_BACKUP_SOURCE"] = source
+        environment["SECRETS_BACKUP_DEST"] = destination
+        environment["SECRETS_BACKUP_RECIPIENT"] = recipient
+        environment["SECRETS_BACKUP_KEEP"] = "2"
         // Three runs, a second apart (the names carry the second): the oldest goes.
         var written: [String] = []
         for _ in 0..<3 {
@@ -158,7 +158,7 @@ struct BackupServiceFilesTests {
         #expect((mode as? Int) == 0o600, "the file's mode came back")
 
         // Without the recipient's key it refuses, rather than write a copy nobody can read or one in the clear.
-        environment["SHOPLEDGER_SECRETS_RECIPIENT"] = work + "/missing.asc"
+        environment["SECRETS_BACKUP_RECIPIENT"] = work + "/missing.asc"
         let refused = try await Spawned.run([Self.folder + "/shopledger-secrets-backup"], environment: environment)
         #expect(refused.status != .exited(0) && refused.output.contains("no public key"), "\(refused.output)")
     }
