@@ -7,6 +7,8 @@
 #   shopledger-<version>-linux-<arch>/CHANGELOG.md
 #   shopledger-<version>-linux-<arch>/prometheus/              deploy/prometheus (scrape config, alerts, their cases)
 #   shopledger-<version>-linux-<arch>/grafana/                 deploy/grafana (the dashboard)
+#   shopledger-<version>-linux-<arch>/pgbackrest/              deploy/pgbackrest (pgBackRest's configuration, the
+#                                                              backup units and timers, the secrets backup)
 # and its SHA-256 next to it (.sha256, `sha256sum -c` reads it).
 #
 # The binary is built with --static-swift-stdlib into its own scratch folder (.build-dist, or
@@ -76,6 +78,12 @@ mkdir "$stage/$name/prometheus" "$stage/$name/grafana"
 install -m 644 deploy/prometheus/prometheus.yml deploy/prometheus/shopledger-rules.yml \
     deploy/prometheus/shopledger-rules.test.yml "$stage/$name/prometheus/"
 install -m 644 deploy/grafana/shopledger-dashboard.json "$stage/$name/grafana/"
+mkdir "$stage/$name/pgbackrest"
+install -m 644 deploy/pgbackrest/pgbackrest.conf deploy/pgbackrest/shopledger-backup@.service \
+    deploy/pgbackrest/shopledger-backup-full.timer deploy/pgbackrest/shopledger-backup-diff.timer \
+    deploy/pgbackrest/shopledger-secrets-backup.service deploy/pgbackrest/shopledger-secrets-backup.timer \
+    "$stage/$name/pgbackrest/"
+install -m 755 deploy/pgbackrest/shopledger-secrets-backup "$stage/$name/pgbackrest/"
 
 # The same inputs make the same tarball: sorted names, root-owned, one date (the commit's).
 stamp=$(git log -1 --format=%ct 2>/dev/null || date +%s)

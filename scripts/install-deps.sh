@@ -58,6 +58,8 @@ if [[ $purpose == test || $purpose == ha ]]; then
     command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
     command -v openssl >/dev/null 2>&1 || missing+=(openssl)
     command -v pgbackrest >/dev/null 2>&1 || missing+=(pgbackrest)
+    # gpg: the secrets backup (deploy/pgbackrest/shopledger-secrets-backup) is tested end to end with it.
+    command -v gpg >/dev/null 2>&1 || missing+=(gnupg)
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     command -v cmark-gfm >/dev/null 2>&1 || missing+=(cmark-gfm)
     # promtool (Debian's prometheus package): the tests check deploy/prometheus/'s rules and run their cases.

@@ -129,7 +129,12 @@ func shopApplication(
         trustedProxies: configuration.trustedProxies)
     let sweeper = NotificationSweeper(
         ledger: ledger, interval: configuration.notificationSweepInterval, logger: logger, metrics: metrics)
-    var services: [any Service] = [client, sweeper]
+    var services: [any Service] = [
+        client, sweeper,
+        BackupWatcher(
+            log: BackupLog(client: client), interval: configuration.backupCheckInterval, logger: logger,
+            metrics: metrics),
+    ]
     if let invalidation = hooks.firstPurchaseInvalidation {
         services.append(
             FirstPurchaseSweeper(

@@ -24,6 +24,8 @@ public struct ServerConfiguration: Sendable {
     /// How often purchases are folded into `first_purchases`, which the reports' first-time buyers
     /// read (they add the purchases since, so this bounds how many a report adds).
     public var firstPurchaseCatchUpInterval: Duration
+    /// How often the time of the last recorded backup is read for `/metrics` (BackupWatcher).
+    public var backupCheckInterval: Duration = .seconds(60)
     /// Apple's App Store Server API (restore, sync); nil when not configured, and then those features
     /// answer 501 and nothing else changes.
     public var appStoreAPI: AppStoreServerAPIConfiguration?

@@ -5,9 +5,11 @@ import Postgres
 import TestSupport
 import Testing
 
-/// The restore drill of docs/operations.md ("Backups and the restore drill"), with pgBackRest and the
-/// real binary: WAL archived from the start, a full backup, a purchase load, a time T read from the
-/// database's clock in the middle of it, then a restore to T into a new data folder.
+/// The restore drill of docs/operations.md ("Backups and the restore drill"), with pgBackRest, the shipped
+/// deploy/pgbackrest/pgbackrest.conf and the real binary: WAL archived from the start, a full backup
+/// recorded by `shopledger backups record`, a purchase load, a time T read from the database's clock in
+/// the middle of it, then a restore to T into a new data folder, and the copy promoted
+/// (BackupRestoreTests+Promote.swift).
 @Suite("Faults: a full backup and a point-in-time restore with pgBackRest")
 struct BackupRestoreTests {
     /// The time to restore to, and the instants (on the test's clock) around the query that read it.
@@ -21,7 +23,7 @@ struct BackupRestoreTests {
     }
 
     @Test(
-        "restored to a time T taken under a purchase load, into a new data folder: every purchase acknowledged before T is there exactly once, none sent after T is, and shopledger reconcile passes",
+        "restored to a time T taken under a purchase load, into a new data folder: every purchase acknowledged before T is there exactly once, none sent after T is, and shopledger reconcile passes; promoted, it is backed up, recorded and served",
         .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(5)))
     func restoreToATimeUnderLoad() async throws {
         try await FaultScenario.run("backup") { scenario in
@@ -62,8 +64,21 @@ struct BackupRestoreTests {
             try await repository.run(["backup", "--type=full"])
             let backupEnded = ContinuousClock.now
             let backupTook = backupEnded - backupStarted
+            // Recorded, as the backup job does after each backup: the servers export when it ended.
+            let recorded = try await repository.record(databaseURL: primaryURL)
+            let firstBackup = try await Self.single(primaryURL, "SELECT label FROM backups")
+            let firstBackupStop = try await Self.single(
+                primaryURL, "SELECT extract(epoch FROM stopped_at)::bigint::text FROM backups")
+            #expect(recorded.contains("recorded \(firstBackup) (full"), "\(recorded)")
+            #expect(
+                try await repository.run(["info", "--output=json"]).contains(#""label":"\#(firstBackup)""#),
+                "the label recorded is pgBackRest's")
 
             let server = try await scenario.startServer(databaseURL: primaryURL)
+            let firstStop = try #require(Double(firstBackupStop))
+            #expect(
+                try await Self.lastBackupMetric(scenario.http, server, expected: firstStop) == firstStop,
+                "the server exports the recorded backup's end")
             let load = PurchaseLoad(
                 scenario: "backup", workers: FaultSettings.clients(8), baseURL: server.baseURL,
                 requestTimeout: .seconds(10))
@@ -189,6 +204,13 @@ struct BackupRestoreTests {
             #expect(reconcile.passed, "shopledger reconcile on the restored cluster: \(reconcile.output)")
             try await restored.stop()
 
+            // The copy becomes the primary, and serves.
+            let promotion = try await Self.promote(
+                restoredDirectory, repository: repository, timeline: timeline, scenario: scenario,
+                sockets: &sockets, logger: logger,
+                restored: beforeT.map(\.request.transactionId), leftOut: afterT.map(\.request.transactionId),
+                firstBackup: firstBackup)
+
             scenario.report(
                 "full backup \(ms(backupTook)); \(load.workers) clients for \(ms(loadTook)), \(attempts.count) purchases sent, "
                     + "\(primaryPurchases) recorded on the primary; T = \(target.text) (read in \(ms(target.after - target.before))); "
@@ -196,7 +218,8 @@ struct BackupRestoreTests {
                     + "in flight at T (either way): \(inFlight.count), \(inFlightRestored) restored; "
                     + "last segment archived \(ms(archiveTook)) after pg_switch_wal; "
                     + "pgbackrest restore \(ms(restoreTook)), recovery to T and promotion \(ms(recoveryTook)) (timeline \(timeline)); "
-                    + "restored purchases: \(counts.count); shopledger reconcile: \(reconcile.passed ? "exit 0" : "FAILED")"
+                    + "restored purchases: \(counts.count); shopledger reconcile: \(reconcile.passed ? "exit 0" : "FAILED"); "
+                    + promotion
             )
         }
     }

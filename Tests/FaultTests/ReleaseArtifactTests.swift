@@ -19,7 +19,7 @@ enum ReleaseArtifact {
     /// What the tarball holds, in its one top folder.
     static let files: Set<String> = [
         "shopledger", "shopledger.service", "shopledger.env.example", "README.md", "CHANGELOG.md", "prometheus",
-        "grafana",
+        "grafana", "pgbackrest",
     ]
 
     /// The libraries the binary may name (ELF `NEEDED`): glibc's, libpq, the C++ runtime the Swift runtime
@@ -110,10 +110,15 @@ struct ReleaseArtifactTests {
         #expect(files == ReleaseArtifact.files)
         for file in [
             "prometheus/prometheus.yml", "prometheus/shopledger-rules.yml", "prometheus/shopledger-rules.test.yml",
-            "grafana/shopledger-dashboard.json",
+            "grafana/shopledger-dashboard.json", "pgbackrest/pgbackrest.conf", "pgbackrest/shopledger-backup@.service",
+            "pgbackrest/shopledger-backup-full.timer", "pgbackrest/shopledger-backup-diff.timer",
+            "pgbackrest/shopledger-secrets-backup.service", "pgbackrest/shopledger-secrets-backup.timer",
         ] {
             #expect(FileManager.default.fileExists(atPath: folder + "/" + file), "\(file) is not in the tarball")
         }
+        #expect(
+            FileManager.default.isExecutableFile(atPath: folder + "/pgbackrest/shopledger-secrets-backup"),
+            "pgbackrest/shopledger-secrets-backup is not in the tarball, executable")
         let binary = folder + "/shopledger"
         #expect(FileManager.default.isExecutableFile(atPath: binary))
 

@@ -71,10 +71,11 @@ struct AppendOnlyTests {
     static let columnToUpdate = [
         "posting_rows": "currency", "apple_sales_reports": "file_name", "apple_sales_report_rows": "sku",
         "webhook_outbox": "uid", "webhook_attempts": "outcome", "catalog_changes": "reason",
+        "backups": "label",
     ]
 
     /// A purchase, its refund, a stored, applied notification, a price learned later, a catalog change,
-    /// an imported Apple sales report and a webhook attempt: a row in every append-only table (the
+    /// an imported Apple sales report, a webhook attempt and a backup: a row in every append-only table (the
     /// ledger's events fill the webhook outbox).
     static func fillEveryTable(_ ledger: LedgerStore) async throws {
         // Webhook events are written while an endpoint is enabled (migration 0018).
@@ -119,5 +120,11 @@ struct AppendOnlyTests {
             INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, started_at, duration_ms, status_code, outcome)
             SELECT 1, min(event_id), 1, now(), 12, 204, 'delivered' FROM webhook_outbox
             """)
+        // As `shopledger backups record` records one (FaultTests.BackupRestoreTests, with pgBackRest).
+        try await BackupLog(client: ledger.client).record(
+            BackupRecord(
+                stanza: "shopledger", label: "20261129-033001F", kind: .full, startedAt: Date(timeIntervalSince1970: 1),
+                stoppedAt: Date(timeIntervalSince1970: 2), databaseBytes: 1, repositoryBytes: 1,
+                walStart: "000000010000000000000002", walStop: "000000010000000000000002"))
     }
 }

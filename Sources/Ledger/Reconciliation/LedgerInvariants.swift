@@ -384,10 +384,11 @@ public enum LedgerInvariants {
     /// sales reports (migration 0014, the AppleSales module), the webhook outbox and delivery attempts
     /// (migration 0016) and the catalog's audit trail (`catalog_changes`, migration 0017) are records too.
     /// The outbox and the attempts have one exception, inside the same trigger function: `webhook_prune`
-    /// deletes rows older than the retention window (migration 0018).
+    /// deletes rows older than the retention window (migration 0018). The backups pgBackRest took
+    /// (`backups`, migration 0019) stay recorded too.
     public static let appendOnlyTables = [
         "store_transactions", "purchases", "journal_entry_rows", "posting_rows", "refund_events", "grant_event_rows",
         "store_notifications", "purchase_prices", "support_actions", "apple_sales_reports", "apple_sales_report_rows",
-        "webhook_outbox", "webhook_attempts", "catalog_changes",
+        "webhook_outbox", "webhook_attempts", "catalog_changes", "backups",
     ]
 }

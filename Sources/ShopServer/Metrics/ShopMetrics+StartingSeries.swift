@@ -63,5 +63,7 @@ extension ShopMetrics {
         counters(Self.sweepApplied, [[]])
         counters(Self.sweepFailures, [[]])
         counters(Self.googleFetches, [[("result", "ok")], [("result", "failed")]])
+        // No backup known until BackupWatcher's first read says otherwise.
+        recordLastBackup(stoppedAt: nil)
     }
 }

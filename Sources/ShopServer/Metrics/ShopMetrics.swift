@@ -16,6 +16,8 @@ import Synchronization
 ///   request being answered), read at scrape time, and
 ///   `shop_http_connections_shed_total{why}`: displaced or refused at the connection limit;
 /// - `shop_rate_limited_total{limit}`: requests turned away by a per-user limit;
+/// - `shop_backup_last_success_timestamp_seconds`: when the newest recorded backup ended
+///   (ShopMetrics+Backups.swift);
 /// - `shopledger_build_info{version,commit}` 1, and the standard `process_*` metrics read at scrape time
 ///   (ShopMetrics+Process.swift).
 ///

@@ -1,25 +1,38 @@
 import Foundation
 
-/// A pgBackRest repository of a scenario's own, for one cluster (the stanza `shopledger`): its
+/// A pgBackRest repository of a scenario's own, for one cluster (the stanza `shopledger`), configured by
+/// the shipped deploy/pgbackrest/pgbackrest.conf with only its places and its passphrase replaced: the
 /// configuration file, repository, log and lock folders all under `folder`, none in the system's
 /// places (/etc/pgbackrest, /var/lib/pgbackrest, /var/log/pgbackrest, /tmp/pgbackrest). Every
 /// command runs as the `postgres` user when the tests run as root, as the cluster does: WAL is
 /// pushed by PostgreSQL's `archive_command`, and a restored data folder must be that user's.
 struct BackupRepository: Sendable {
     static let stanza = "shopledger"
+    /// The repository's passphrase here (the shipped file leaves it empty, which pgBackRest refuses).
+    static let cipherPass = "fault-tests-repository-passphrase-0123456789"
 
     let folder: String
     /// The cluster backed up: its data folder, port and socket folder.
     let dataDirectory: String
     let port: Int
     let socketDirectory: String
+    let configFile: String
 
-    var configFile: String { folder + "/pgbackrest.conf" }
     var repositoryPath: String { folder + "/repo" }
 
     /// What PostgreSQL runs for each finished WAL segment (`archive_command`).
     var archiveCommand: String {
         "pgbackrest --config=\(configFile) --stanza=\(Self.stanza) archive-push %p"
+    }
+
+    /// deploy/pgbackrest/pgbackrest.conf, as shipped.
+    static var shippedConfiguration: String {
+        get throws {
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent()
+            return try String(
+                contentsOf: root.appendingPathComponent("deploy/pgbackrest/pgbackrest.conf"), encoding: .utf8)
+        }
     }
 
     /// pgBackRest on PATH (Debian's `pgbackrest` package: `scripts/install-deps.sh --for test`).
@@ -41,32 +54,49 @@ struct BackupRepository: Sendable {
     static func create(
         in folder: String, dataDirectory: String, port: Int, socketDirectory: String
     ) throws -> BackupRepository {
-        let repository = BackupRepository(
-            folder: folder, dataDirectory: dataDirectory, port: port, socketDirectory: socketDirectory)
-        for path in [folder, repository.repositoryPath, folder + "/log", folder + "/lock"] {
+        for path in [folder, folder + "/repo", folder + "/log", folder + "/lock"] {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             try handToPostgres(path, mode: path == folder ? 0o755 : 0o750)
         }
-        // lz4 rather than the default gz: the drill is about the restore, not the repository's size.
-        // start-fast: the backup asks for an immediate checkpoint instead of waiting for the next one.
-        let configuration = """
-            [global]
-            repo1-path=\(repository.repositoryPath)
-            log-path=\(folder)/log
-            lock-path=\(folder)/lock
-            log-level-file=detail
-            compress-type=lz4
-            start-fast=y
+        return try BackupRepository(
+            folder: folder, dataDirectory: dataDirectory, port: port, socketDirectory: socketDirectory,
+            configFile: folder + "/pgbackrest.conf"
+        ).writingConfiguration()
+    }
 
-            [\(stanza)]
-            pg1-path=\(dataDirectory)
-            pg1-port=\(port)
-            pg1-socket-path=\(socketDirectory)
+    /// The same repository and stanza for another cluster: a restored copy promoted to be the primary.
+    /// Its own configuration file, as an operator would edit pg1-path and pg1-port in the one file.
+    func pointed(at dataDirectory: String, port: Int, socketDirectory: String) throws -> BackupRepository {
+        try BackupRepository(
+            folder: folder, dataDirectory: dataDirectory, port: port, socketDirectory: socketDirectory,
+            configFile: folder + "/pgbackrest-\(port).conf"
+        ).writingConfiguration()
+    }
 
-            """
-        try configuration.write(toFile: repository.configFile, atomically: true, encoding: .utf8)
-        try handToPostgres(repository.configFile, mode: 0o640)
-        return repository
+    /// The shipped file, its places, port and passphrase replaced, written to `configFile`. Every key
+    /// replaced must be in it: a shipped file that loses one fails here rather than testing another.
+    private func writingConfiguration() throws -> BackupRepository {
+        var replacements = [
+            "repo1-path": repositoryPath, "log-path": folder + "/log", "repo1-cipher-pass": Self.cipherPass,
+            "pg1-path": dataDirectory, "pg1-port": String(port), "pg1-socket-path": socketDirectory,
+        ]
+        var lines: [String] = []
+        for line in try Self.shippedConfiguration.split(separator: "\n", omittingEmptySubsequences: false) {
+            let key = line.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            if let value = replacements.removeValue(forKey: key) {
+                lines.append("\(key)=\(value)")
+            } else {
+                lines.append(String(line))
+            }
+            // The lock folder has no line in the shipped file (pgBackRest's default, /tmp/pgbackrest, is right there).
+            if line == "[global]" { lines.append("lock-path=\(folder)/lock") }
+        }
+        guard replacements.isEmpty else {
+            throw FaultTestError("deploy/pgbackrest/pgbackrest.conf has no line for \(replacements.keys.sorted())")
+        }
+        try lines.joined(separator: "\n").write(toFile: configFile, atomically: true, encoding: .utf8)
+        try Self.handToPostgres(configFile, mode: 0o640)
+        return self
     }
 
     /// `pgbackrest --config=… --stanza=shopledger <arguments>`, as the `postgres` user when root;
@@ -78,6 +108,23 @@ struct BackupRepository: Sendable {
         let (status, output) = try await Spawned.run(asPostgres, timeout: timeout)
         guard status == .exited(0) else {
             throw FaultTestError("pgbackrest \(arguments.joined(separator: " ")) failed (\(status)):\n\(output)")
+        }
+        return output
+    }
+
+    /// `shopledger backups record` for the cluster at `databaseURL`, with this configuration, as the
+    /// `postgres` user when root (as shopledger-backup@.service runs it); fails with its output unless
+    /// it exits 0. Returns the output.
+    @discardableResult
+    func record(databaseURL: String) async throws -> String {
+        let command = [
+            try ServerProcess.binary(), "backups", "record", "--stanza", Self.stanza, "--pgbackrest", try Self.binary(),
+            "--pgbackrest-config", configFile, "--database-url", databaseURL,
+        ]
+        let asPostgres = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + command : command
+        let (status, output) = try await Spawned.run(asPostgres)
+        guard status == .exited(0) else {
+            throw FaultTestError("shopledger backups record failed (\(status)):\n\(output)")
         }
         return output
     }
