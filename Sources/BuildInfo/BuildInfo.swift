@@ -3,7 +3,7 @@
 /// a running server is, without the checkout it came from.
 public enum BuildInfo {
     /// The release, set by hand when one is cut (CHANGELOG.md has an entry for each).
-    public static let version = "0.9.0"
+    public static let version = "0.10.0"
 
     /// The commit the binary was built from, captured at build time by the EmbedBuildCommit plugin:
     /// 12 hex digits, `-dirty` when the working tree had uncommitted changes, `unknown` outside a git
