@@ -27,18 +27,8 @@ struct MalformedRequestTests {
     }
 
     private static func blockingExchange(_ bytes: [UInt8], port: Int, timeout: Int) throws -> String {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = connectLoopback(port: port) else { throw POSIXError(.ECONNREFUSED) }
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-        guard connected else { throw POSIXError(.ECONNREFUSED) }
         var wait = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         // The server may answer and close before it has read everything: a failed write is no failure here.

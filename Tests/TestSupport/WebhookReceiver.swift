@@ -161,22 +161,32 @@ public final class WebhookReceiver: Sendable {
     public static func waitUntilListening(port: Int) async throws {
         let start = ContinuousClock.now
         while ContinuousClock.now - start < .seconds(10) {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
+            if let fd = connectLoopback(port: port) {
+                close(fd)
+                return
             }
-            close(fd)
-            if connected { return }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw ReceiverError("the receiver did not listen on \(port)")
     }
+}
+
+/// A TCP socket connected to 127.0.0.1:`port` (blocking), or nil when nothing accepts there.
+public func connectLoopback(port: Int) -> Int32? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+    if connected { return fd }
+    close(fd)
+    return nil
 }
 
 public struct ReceiverError: Error, CustomStringConvertible {
