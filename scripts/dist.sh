@@ -5,7 +5,7 @@
 #   shopledger-<version>-linux-<arch>/shopledger.env.example   deploy/shopledger.env.example
 #   shopledger-<version>-linux-<arch>/README.md                deploy/README.md (install, upgrade, logs)
 #   shopledger-<version>-linux-<arch>/CHANGELOG.md
-#   shopledger-<version>-linux-<arch>/prometheus/              deploy/prometheus (scrape config, alerts, their cases)
+#   shopledger-<version>-linux-<arch>/prometheus/              deploy/prometheus (scrape config, alerts on the servers and on Patroni, their cases)
 #   shopledger-<version>-linux-<arch>/grafana/                 deploy/grafana (the dashboard)
 #   shopledger-<version>-linux-<arch>/pgbackrest/              deploy/pgbackrest (pgBackRest's configuration, the
 #                                                              backup units and timers, the secrets backup)
@@ -76,7 +76,8 @@ install -m 644 deploy/README.md "$stage/$name/README.md"
 install -m 644 CHANGELOG.md "$stage/$name/CHANGELOG.md"
 mkdir "$stage/$name/prometheus" "$stage/$name/grafana"
 install -m 644 deploy/prometheus/prometheus.yml deploy/prometheus/shopledger-rules.yml \
-    deploy/prometheus/shopledger-rules.test.yml "$stage/$name/prometheus/"
+    deploy/prometheus/shopledger-rules.test.yml deploy/prometheus/patroni-rules.yml \
+    deploy/prometheus/patroni-rules.test.yml "$stage/$name/prometheus/"
 install -m 644 deploy/grafana/shopledger-dashboard.json "$stage/$name/grafana/"
 mkdir "$stage/$name/pgbackrest"
 install -m 644 deploy/pgbackrest/pgbackrest.conf deploy/pgbackrest/shopledger-backup@.service \

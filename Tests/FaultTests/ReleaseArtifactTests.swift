@@ -110,6 +110,7 @@ struct ReleaseArtifactTests {
         #expect(files == ReleaseArtifact.files)
         for file in [
             "prometheus/prometheus.yml", "prometheus/shopledger-rules.yml", "prometheus/shopledger-rules.test.yml",
+            "prometheus/patroni-rules.yml", "prometheus/patroni-rules.test.yml",
             "grafana/shopledger-dashboard.json", "pgbackrest/pgbackrest.conf", "pgbackrest/shopledger-backup@.service",
             "pgbackrest/shopledger-backup-full.timer", "pgbackrest/shopledger-backup-diff.timer",
             "pgbackrest/shopledger-secrets-backup.service", "pgbackrest/shopledger-secrets-backup.timer",
