@@ -118,7 +118,7 @@ struct BackupRepository: Sendable {
     @discardableResult
     func record(databaseURL: String) async throws -> String {
         let command = [
-            try ServerProcess.binary(), "backups", "record", "--stanza", Self.stanza, "--pgbackrest", try Self.binary(),
+            try binaryForPostgres(), "backups", "record", "--stanza", Self.stanza, "--pgbackrest", try Self.binary(),
             "--pgbackrest-config", configFile, "--database-url", databaseURL,
         ]
         let asPostgres = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + command : command
@@ -127,6 +127,20 @@ struct BackupRepository: Sendable {
             throw FaultTestError("shopledger backups record failed (\(status)):\n\(output)")
         }
         return output
+    }
+
+    /// The shopledger binary where the `postgres` user can run it. A clean clone is often in a folder only
+    /// root may enter (`mktemp -d` makes it 0700), so the build's own path is out of postgres' reach: when
+    /// root, the binary is copied beside the configuration, in the scenario's folder postgres already uses.
+    private func binaryForPostgres() throws -> String {
+        let binary = try ServerProcess.binary()
+        guard geteuid() == 0 else { return binary }
+        let copy = (configFile as NSString).deletingLastPathComponent + "/shopledger-for-postgres"
+        if !FileManager.default.fileExists(atPath: copy) {
+            try FileManager.default.copyItem(atPath: binary, toPath: copy)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: copy)
+        }
+        return copy
     }
 
     /// A new, empty data folder for a restore: mode 0700, the `postgres` user's when root.
