@@ -122,7 +122,12 @@ struct BackupRepository: Sendable {
             "--pgbackrest-config", configFile, "--database-url", databaseURL,
         ]
         let asPostgres = geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + command : command
-        let (status, output) = try await Spawned.run(asPostgres)
+        var (status, output) = try await Spawned.run(asPostgres)
+        // A copied binary (no link across file systems) may be "busy" for a moment: see binaryForPostgres.
+        for _ in 0..<5 where status != .exited(0) && output.contains("Text file busy") {
+            try await Task.sleep(for: .milliseconds(200))
+            (status, output) = try await Spawned.run(asPostgres)
+        }
         guard status == .exited(0) else {
             throw FaultTestError("shopledger backups record failed (\(status)):\n\(output)")
         }
@@ -131,16 +136,20 @@ struct BackupRepository: Sendable {
 
     /// The shopledger binary where the `postgres` user can run it. A clean clone is often in a folder only
     /// root may enter (`mktemp -d` makes it 0700), so the build's own path is out of postgres' reach: when
-    /// root, the binary is copied beside the configuration, in the scenario's folder postgres already uses.
+    /// root, the binary is linked beside the configuration, in the scenario's folder postgres already uses.
+    /// A hard link, not a copy: a copy just written can fail to execute with "Text file busy" while a
+    /// process another test forks at that moment still holds the copy's write descriptor (seen in run D).
+    /// Across file systems, where no link can be made, a copy, run with retries (`record`).
     private func binaryForPostgres() throws -> String {
         let binary = try ServerProcess.binary()
         guard geteuid() == 0 else { return binary }
-        let copy = (configFile as NSString).deletingLastPathComponent + "/shopledger-for-postgres"
-        if !FileManager.default.fileExists(atPath: copy) {
-            try FileManager.default.copyItem(atPath: binary, toPath: copy)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: copy)
+        let place = (configFile as NSString).deletingLastPathComponent + "/shopledger-for-postgres"
+        guard !FileManager.default.fileExists(atPath: place) else { return place }
+        if link(binary, place) != 0 {
+            try FileManager.default.copyItem(atPath: binary, toPath: place)
         }
-        return copy
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: place)
+        return place
     }
 
     /// A new, empty data folder for a restore: mode 0700, the `postgres` user's when root.
