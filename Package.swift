@@ -158,6 +158,32 @@ let package = Package(
             swiftSettings: strict,
             plugins: ["EmbedOpenAPI"]
         ),
+        // The operators' console (`serve --console-port`, docs/console.md): operators and their sessions,
+        // server-rendered pages in Korean and English over the same domain services as the API and CLI.
+        .target(
+            name: "Console",
+            dependencies: [
+                "APIViews",
+                "AppStoreServerAPI",
+                "BuildInfo",
+                "CivilDates",
+                "Ledger",
+                "Postgres",
+                "Receipts",
+                "Reports",
+                "Webhooks",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                // scrypt for operators' passwords.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         // Outbound webhooks: the outbox the ledger's triggers fill (migration 0016), endpoints, replays,
         // and the delivery worker `serve` runs (signed posts, retries, SKIP LOCKED claims).
         .target(
@@ -223,6 +249,7 @@ let package = Package(
                 "AppleSales",
                 "AppStoreServerAPI",
                 "BuildInfo",
+                "Console",
                 "Shop",
                 "ShopServer",
                 "Ledger",
@@ -419,6 +446,16 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ], swiftSettings: strict),
         // Every committed fuzz corpus replayed once, uninstrumented; every saved crash replayed in a process of its own.
+        .testTarget(
+            name: "ConsoleTests",
+            dependencies: [
+                "Console", "Ledger", "Postgres", "Reports", "TestSupport", "Webhooks",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         // Fault tests (`make test-faults`; a fast subset runs in `make test`): spawn the built
         // `shopledger serve` against a private cluster, kill it, stop PostgreSQL under load, SIGTERM.

@@ -1,6 +1,9 @@
+import AppStoreServerAPI
 import ArgumentParser
 import BuildInfo
+import Console
 import Hummingbird
+import Ledger
 import Logging
 import Postgres
 import Receipts
@@ -17,6 +20,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var server: ServerOptions
 
+    @OptionGroup var console: ConsoleOptions
+
     @OptionGroup var database: DatabaseOptions
 
     @OptionGroup var logging: LoggingOptions
@@ -24,6 +29,12 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = CommandLogging.logger()
         var configuration = try server.configuration()
+        let consoleConfiguration = try console.configuration()
+        if let consoleConfiguration, consoleConfiguration.port == configuration.port,
+            consoleConfiguration.host == configuration.host
+        {
+            throw ValidationError("--console-port must differ from --port: the console has a listener of its own.")
+        }
         // With --google-certs-url the keys are fetched now: a URL that gives none stops the start, as an
         // unavailable service (exit 69), not a usage error: the same command may work once Google answers.
         do {
@@ -64,8 +75,15 @@ struct ServeCommand: AsyncParsableCommand {
                 metadata: ["version": "\(BuildInfo.version)", "commit": "\(BuildInfo.commit)"])
             // After SIGINT/SIGTERM the process exits within the grace period: in-flight requests get all of
             // it but a reserve, then what is left (a query stuck on a dead database host) is cancelled.
+            var services: [any Service] = [app]
+            if let consoleConfiguration {
+                services.append(
+                    try Self.console(consoleConfiguration, server: configuration, client: client, logger: logger))
+                logger.notice(
+                    "shopledger console on http://\(consoleConfiguration.host):\(consoleConfiguration.port)")
+            }
             var groupConfiguration = ServiceGroupConfiguration(
-                services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
             groupConfiguration.maximumGracefulShutdownDuration =
                 configuration.shutdownGracePeriod - Self.cancellationReserve(configuration.shutdownGracePeriod)
             groupConfiguration.maximumCancellationDuration = .seconds(5)
@@ -98,6 +116,23 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             logger.warning("could not tell systemd \(state.prefix { $0 != "\n" }): \(error.description)")
         }
+    }
+
+    /// The console's application: the same database client, and Apple's API when it is configured.
+    private static func console(
+        _ configuration: ConsoleConfiguration, server: ServerConfiguration, client: PostgresClient, logger: Logger
+    ) throws -> some Service {
+        var services = ConsoleServices(client: client)
+        if let api = server.appStoreAPI {
+            do {
+                let appStore = try AppStoreServerAPIClient(
+                    configuration: api, prover: try ReceiptVerifier(configuration: server.receipts), logger: logger)
+                services.appleHistory = AppleHistory(api: appStore, ledger: LedgerStore(client: client, logger: logger))
+            } catch {
+                throw ValidationError("console: the App Store Server API: \(error)")
+            }
+        }
+        return buildConsole(configuration: configuration, services: services, logger: logger)
     }
 
     private static func application(
