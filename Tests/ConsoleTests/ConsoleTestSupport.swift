@@ -34,3 +34,94 @@ func withConsole(
         try await app.test(.router) { client in try await body(client, db, clock) }
     }
 }
+
+/// One console answer: status, headers, body.
+struct Page: Sendable {
+    let status: HTTPResponse.Status
+    let headers: HTTPFields
+    let body: String
+
+    var location: String? { headers[.location] }
+
+    /// The value a `Set-Cookie` of this answer gives `name` (nil when none sets it).
+    func cookie(_ name: String) -> String? {
+        for value in headers[values: .setCookie] where value.hasPrefix(name + "=") {
+            return String(value.dropFirst(name.count + 1).prefix { $0 != ";" })
+        }
+        return nil
+    }
+
+    /// The first hidden `csrf` field of the page.
+    var csrf: String? { hiddenField("csrf") }
+
+    func hiddenField(_ name: String) -> String? {
+        guard let range = body.range(of: "name=\"\(name)\" value=\"") else { return nil }
+        return String(body[range.upperBound...].prefix { $0 != "\"" })
+    }
+}
+
+/// A browser's state against the `.router` client: its cookies and language.
+struct Browser: Sendable {
+    let client: any TestClientProtocol
+    var cookies: [String: String] = [:]
+    var language = "en"
+
+    init(_ client: any TestClientProtocol) { self.client = client }
+
+    mutating func get(_ uri: String) async throws -> Page {
+        try await send(.get, uri, body: nil)
+    }
+
+    mutating func post(_ uri: String, _ fields: [(String, String)]) async throws -> Page {
+        let body = fields.map { "\(Self.encode($0.0))=\(Self.encode($0.1))" }.joined(separator: "&")
+        return try await send(.post, uri, body: body)
+    }
+
+    mutating func send(_ method: HTTPRequest.Method, _ uri: String, body: String?) async throws -> Page {
+        var headers: HTTPFields = [.acceptLanguage: language]
+        if !cookies.isEmpty {
+            headers[.cookie] = cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(
+                separator: "; ")
+        }
+        if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
+        let page = try await client.execute(
+            uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }
+        ) { response in
+            Page(status: response.status, headers: response.headers, body: String(buffer: response.body))
+        }
+        for value in page.headers[values: .setCookie] {
+            let pair = value.prefix { $0 != ";" }
+            guard let equals = pair.firstIndex(of: "=") else { continue }
+            let name = String(pair[..<equals])
+            let cookieValue = String(pair[pair.index(after: equals)...])
+            if value.contains("Max-Age=0") || cookieValue.isEmpty {
+                cookies[name] = nil
+            } else {
+                cookies[name] = cookieValue
+            }
+        }
+        return page
+    }
+
+    /// Signs in through the form, as a browser does: GET /login, then POST it with its token.
+    @discardableResult
+    mutating func signIn(_ name: String, _ password: String) async throws -> Page {
+        let form = try await get("/login")
+        return try await post(
+            "/login", [("form_token", form.hiddenField("form_token") ?? ""), ("name", name), ("password", password)])
+    }
+
+    static func encode(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}
+
+/// Adds an operator with the testing cost.
+@discardableResult
+func addOperator(
+    _ db: TestDatabase, _ name: String, role: Operator.Role, password: String = "correct horse battery"
+) async throws -> Operator {
+    try await OperatorStore(client: db.client, cost: .testing).add(name: name, role: role, password: password)
+}
