@@ -449,7 +449,7 @@ let package = Package(
         .testTarget(
             name: "ConsoleTests",
             dependencies: [
-                "Console", "Ledger", "Postgres", "Reports", "TestSupport", "Webhooks",
+                "Console", "Ledger", "Postgres", "Receipts", "Reports", "TestSupport", "Webhooks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
