@@ -422,6 +422,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreServerAPITests",
             dependencies: [
+                "Console",
                 "AppStoreServerAPI", "CivilDates", "Shop", "ShopServer", "Ledger", "Postgres", "Receipts", "Reports",
                 "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
