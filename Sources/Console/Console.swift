@@ -57,7 +57,7 @@ public func buildConsoleRouter(
     SignInRoutes(
         signIn: SignIn(operators: operators, sessions: sessions, audit: audit, limits: configuration.signInLimits)
     ).register(on: router)
-    let signedIn = router.group().add(middleware: SessionMiddleware(sessions: sessions))
+    let signedIn = router.group().add(middleware: SessionMiddleware(sessions: sessions, logger: logger))
     SignOutRoutes(sessions: sessions, audit: audit).register(on: signedIn)
     let support = signedIn.group().add(middleware: RoleMiddleware(minimum: .support))
     CustomerRoutes(
