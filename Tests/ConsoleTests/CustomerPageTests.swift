@@ -35,10 +35,21 @@ import Testing
             let found = try await browser.get("/customers?q=2000000777")
             #expect(found.status == .seeOther)
             #expect(found.location == "/customers/user%2D7")
+            let before = try await browser.get(found.location ?? "")
+            #expect(before.status == .ok)
+            #expect(before.body.contains("2000000777"))
+            #expect(before.body.contains("com.memolease.sesac1.sprout1"))
+            #expect(before.body.contains("<li>face 1 · ") && !before.body.contains(">refund<"))
+
+            // Apple refunds it: the timeline shows the refund, and face 1 is no longer owned.
+            _ = try await LedgerStore(client: db.client).recordRefundEvent(
+                RefundEvent(
+                    sourceEventId: "refund-777", kind: .refund, store: .appStore, environment: .production,
+                    transactionId: "2000000777", signedDate: Date(timeIntervalSince1970: 1_760_000_100),
+                    revocationReason: 0, evidenceSHA256: fakeDigest("refund-777")))
             let page = try await browser.get(found.location ?? "")
-            #expect(page.status == .ok)
-            #expect(page.body.contains("2000000777"))
-            #expect(page.body.contains("com.memolease.sesac1.sprout1"))
+            #expect(page.body.contains(">refund<") && page.body.contains("refund-777"))
+            #expect(!page.body.contains("<li>face 1 · "))
             let none = try await browser.get("/customers?q=%3Cscript%3E")
             #expect(none.status == .ok)
             #expect(none.body.contains("&lt;script&gt;") && !none.body.contains("<script>"))

@@ -279,6 +279,7 @@ struct CustomerRoutes: Sendable {
         case "family_revoke": language.pick("family sharing ended", "가족 공유 해제")
         case "support_grant": language.pick("support grant", "지원 지급")
         case "support_revoke": language.pick("support revoke", "지원 회수")
+        case "price_learned": language.pick("price learned", "가격 확인")
         case "webhook": language.pick("webhook", "웹훅")
         default: kind
         }
