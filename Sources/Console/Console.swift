@@ -64,6 +64,8 @@ public func buildConsoleRouter(
         ledger: ledger, catalog: CatalogStore(client: client), directory: CustomerDirectory(client: client),
         audit: audit, appleHistory: services.appleHistory
     ).register(on: support)
+    let finance = signedIn.group().add(middleware: RoleMiddleware(minimum: .finance))
+    MoneyRoutes(client: client, audit: audit, clock: services.clock, logger: logger).register(on: finance)
     return router
 }
 
