@@ -66,6 +66,8 @@ public func buildConsoleRouter(
     ).register(on: support)
     let finance = signedIn.group().add(middleware: RoleMiddleware(minimum: .finance))
     MoneyRoutes(client: client, audit: audit, clock: services.clock, logger: logger).register(on: finance)
+    let admin = signedIn.group().add(middleware: RoleMiddleware(minimum: .admin))
+    ShopRoutes(client: client, audit: audit).register(on: admin)
     return router
 }
 
