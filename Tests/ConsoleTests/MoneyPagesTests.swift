@@ -71,6 +71,9 @@ import Testing
                 date: CalendarDate("2025-03-09")!, options: ReportOptions(timeZone: "UTC"))
             #expect(cli.whole.total(book: "production", currency: "KRW").purchases == 2)
             #expect(Self.withoutConsoleLinks(page.body) == RevenueHTML.render(cli))
+            // Every header cell of the report's tables names its column's scope.
+            #expect(page.body.contains("<th scope=\"col\"") && !page.body.contains("<th>"))
+            #expect(!page.body.contains("<th class") && !page.body.contains("<th data-column"))
             #expect(page.body.contains("<a href=\"/money/report.csv?kind=daily&amp;date=2025-03-09&amp;tz=UTC\">"))
 
             // A policy as strict as the console's, naming the hash of the report's one inline style.
