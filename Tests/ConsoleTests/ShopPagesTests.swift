@@ -141,8 +141,20 @@ import Webhooks
             try await addOperator(db, "hana", role: .admin)
             var admin = Browser(client)
             try await admin.signIn("hana", "correct horse battery")
+            // One failed attempt at the first endpoint, as a delivery worker records it.
+            let delivery = try #require(try await store.claim(limit: 10, lease: .seconds(60)).first)
+            _ = try await store.record(
+                WebhookAttemptResult(
+                    outcome: .failed, statusCode: 503, error: "http_status", startedAt: instant("2025-03-09T10:00:05Z"),
+                    duration: .milliseconds(120)),
+                of: delivery, retryAfter: .seconds(60), giveUpAfter: .seconds(3600))
             let page = try await admin.get("/shop/webhooks")
             #expect(page.body.contains("https://hooks.example.com/second"))
+            #expect(page.body.contains("No endpoint is failing."))
+            let attemptsTable = try #require(page.body.range(of: "<table id=\"attempts\">"))
+            let attemptRow = page.body[attemptsTable.upperBound...]
+            #expect(attemptRow.contains("<a href=\"/shop/webhooks/events/\(event.eventId)\">"))
+            #expect(attemptRow.contains("<span class=\"error\">failed</span>") && attemptRow.contains("503"))
             let csrf = try #require(page.csrf)
             func queued(_ endpoint: Int64) async throws -> Int {
                 try await db.client.query(
