@@ -132,7 +132,7 @@ struct MoneyRoutes: Sendable {
             <h2>\(language.pick("Daily report", "일간 보고서"))</h2>
             <form method="get" action="/money/report" class="row">
             <input type="hidden" name="kind" value="daily">
-            <span><label for="daily-date">\(language.pick("Day", "날짜"))</label>
+            <span class="field"><label for="daily-date">\(language.pick("Day", "날짜"))</label>
             <input id="daily-date" name="date" type="date" value="\(yesterday)" required></span>
             <span>\(zoneField("daily-tz"))</span>
             <button type="submit">\(language.pick("Open the daily report", "일간 보고서 열기"))</button>
@@ -140,11 +140,11 @@ struct MoneyRoutes: Sendable {
             <h2>\(language.pick("Range report", "기간 보고서"))</h2>
             <form method="get" action="/money/report" class="row">
             <input type="hidden" name="kind" value="range">
-            <span><label for="range-from">\(language.pick("First day", "시작일"))</label>
+            <span class="field"><label for="range-from">\(language.pick("First day", "시작일"))</label>
             <input id="range-from" name="from" type="date" value="\(month)-01" required></span>
-            <span><label for="range-to">\(language.pick("Last day (included)", "종료일 (포함)"))</label>
+            <span class="field"><label for="range-to">\(language.pick("Last day (included)", "종료일 (포함)"))</label>
             <input id="range-to" name="to" type="date" value="\(yesterday)" required></span>
-            <span><label for="range-by">\(language.pick("Periods", "구간"))</label>
+            <span class="field"><label for="range-by">\(language.pick("Periods", "구간"))</label>
             <select id="range-by" name="by">\(groupings)</select></span>
             <span>\(zoneField("range-tz"))</span>
             <button type="submit">\(language.pick("Open the range report", "기간 보고서 열기"))</button>
@@ -152,7 +152,7 @@ struct MoneyRoutes: Sendable {
             <h2>\(language.pick("Month report", "월간 보고서"))</h2>
             <form method="get" action="/money/report" class="row">
             <input type="hidden" name="kind" value="month">
-            <span><label for="month-month">\(language.pick("Month (YYYY-MM)", "월 (YYYY-MM)"))</label>
+            <span class="field"><label for="month-month">\(language.pick("Month (YYYY-MM)", "월 (YYYY-MM)"))</label>
             <input id="month-month" name="month" type="month" value="\(month)" pattern="[0-9]{4}-[0-9]{2}" required></span>
             <span>\(zoneField("month-tz"))</span>
             <button type="submit">\(language.pick("Open the month report", "월간 보고서 열기"))</button>
@@ -161,7 +161,7 @@ struct MoneyRoutes: Sendable {
             <p>\(language.pick("The reports show the production totals in each currency they were paid in. Converting them to one reporting currency needs exchange rates, which `shopledger report --reporting-currency CODE --fx-rates FILE` reads from a file; the server has no such file, so these pages show the totals per currency only.", "보고서는 결제된 통화별로 운영 매출 합계를 보여 줍니다. 하나의 보고 통화로 환산하려면 환율이 필요한데, `shopledger report --reporting-currency CODE --fx-rates FILE`이 파일에서 읽습니다. 서버에는 그 파일이 없으므로 이 페이지는 통화별 합계만 보여 줍니다."))</p>
             <h2>\(language.pick("Apple's sales report against the ledger", "Apple 판매 보고서와 원장 대조"))</h2>
             <form method="get" action="/money/apple" class="row">
-            <span><label for="apple-date">\(language.pick("Apple's day (Pacific time)", "Apple 기준일 (미국 태평양 시간)"))</label>
+            <span class="field"><label for="apple-date">\(language.pick("Apple's day (Pacific time)", "Apple 기준일 (미국 태평양 시간)"))</label>
             <input id="apple-date" name="date" type="date" value="\(appleDay)" required></span>
             <button type="submit">\(language.pick("Compare", "대조"))</button>
             </form>
@@ -179,7 +179,7 @@ struct MoneyRoutes: Sendable {
         }
         let form: HTML = """
             <form method="get" action="/money/apple" class="row">
-            <span><label for="apple-date">\(language.pick("Apple's day (Pacific time)", "Apple 기준일 (미국 태평양 시간)"))</label>
+            <span class="field"><label for="apple-date">\(language.pick("Apple's day (Pacific time)", "Apple 기준일 (미국 태평양 시간)"))</label>
             <input id="apple-date" name="date" type="date" value="\(date.description)" required></span>
             <button type="submit">\(language.pick("Compare", "대조"))</button>
             </form>

@@ -177,7 +177,7 @@ extension ShopRoutes {
             ? "<p>\(item.isFree ? language.pick("A free item is never retired.", "무료 아이템은 판매를 종료할 수 없습니다.") : language.pick("Retired.", "판매 종료됨."))</p>"
             : """
             <form method="post" action="\(path)/retire" class="row">\(Pages.csrfField(context))
-            <span><label for="retire-reason">\(language.pick("Reason", "사유"))</label>
+            <span class="field"><label for="retire-reason">\(language.pick("Reason", "사유"))</label>
             <input id="retire-reason" name="reason" required size="30"></span>
             <button type="submit" class="danger">\(language.pick("Retire…", "판매 종료…"))</button>
             </form>

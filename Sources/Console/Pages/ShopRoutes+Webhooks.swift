@@ -179,7 +179,7 @@ extension ShopRoutes {
             </form>
             <h2>\(language.pick("An event", "이벤트 조회"))</h2>
             <form method="get" action="/shop/webhooks/events" class="row">
-            <span><label for="event-id">\(language.pick("Event id", "이벤트 ID"))</label>
+            <span class="field"><label for="event-id">\(language.pick("Event id", "이벤트 ID"))</label>
             <input id="event-id" name="id" placeholder="evt_123" required></span>
             <button type="submit">\(language.pick("Show", "보기"))</button>
             </form>
