@@ -50,6 +50,15 @@ import Testing
             _ = try await open("2025-03-01")
             #expect(made.all.count == 5)
             #expect(first.html == RevenueHTML.render(first.report))
+
+            // Past the byte budget the oldest go, however few; the newest stays even alone over it.
+            let small = ReportCache(capacity: 10, maximumBytes: first.html.utf8.count + 1, lifetime: 60) { clock.now }
+            for day in ["2025-03-01", "2025-03-02"] {
+                let wanted = request(day)
+                _ = try await small.entry(for: wanted) { try await wanted.make(with: reporter) }
+                clock.advance(1)
+            }
+            #expect(await small.count == 1)
             #expect(first.styleSource.hasPrefix("'sha256-") && first.styleSource.count == 53)
         }
     }

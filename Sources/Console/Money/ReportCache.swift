@@ -7,8 +7,9 @@ import Reports
 ///
 /// Each entry lives ``lifetime`` (60 seconds): a report of a day that is not over yet, or of a past
 /// day a late refund or receipt still changes, is never served older than that. At most ``capacity``
-/// reports are kept; the oldest goes first. Concurrent first requests for one report may each make it
-/// (the last one stays); nothing waits on another request.
+/// reports and ``maximumBytes`` of their HTML are kept (a month's document is a few megabytes); the
+/// oldest goes first, and the newest is always kept. Concurrent first requests for one report may
+/// each make it (the last one stays); nothing waits on another request.
 actor ReportCache {
     /// A made report and its HTML document, with the hash its inline style sheet is allowed by.
     struct Entry: Sendable {
@@ -20,12 +21,17 @@ actor ReportCache {
     }
 
     let capacity: Int
+    let maximumBytes: Int
     let lifetime: TimeInterval
     let clock: @Sendable () -> Date
     private var entries: [ReportRequest: Entry] = [:]
 
-    init(capacity: Int = 32, lifetime: TimeInterval = 60, clock: @escaping @Sendable () -> Date) {
+    init(
+        capacity: Int = 32, maximumBytes: Int = 64 << 20, lifetime: TimeInterval = 60,
+        clock: @escaping @Sendable () -> Date
+    ) {
         self.capacity = max(1, capacity)
+        self.maximumBytes = maximumBytes
         self.lifetime = lifetime
         self.clock = clock
     }
@@ -57,6 +63,13 @@ actor ReportCache {
             entries[oldest] = nil
         }
         entries[request] = entry
+        var bytes = entries.values.reduce(0) { $0 + $1.html.utf8.count }
+        while bytes > maximumBytes,
+            let oldest = entries.filter({ $0.key != request }).min(by: { $0.value.madeAt < $1.value.madeAt })
+        {
+            bytes -= oldest.value.html.utf8.count
+            entries[oldest.key] = nil
+        }
     }
 
     /// `'sha256-<base64>'` of the text of the document's first `<style>` element (CSP Level 2 hashes the

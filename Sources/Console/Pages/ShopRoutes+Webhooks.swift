@@ -122,7 +122,7 @@ extension ShopRoutes {
             let disable: HTML =
                 endpoint.enabled
                 ? """
-                <form method="post" action="/shop/webhooks/\(endpoint.endpointId)/disable" class="inline">\(Pages.csrfField(context))<button type="submit" class="danger">\(language.pick("Disable…", "비활성화…"))</button></form>
+                <form method="post" action="/shop/webhooks/\(endpoint.endpointId)/disable" class="inline">\(Pages.csrfField(context))<button type="submit" class="danger">\(language.pick("Disable endpoint \(endpoint.endpointId)…", "엔드포인트 \(endpoint.endpointId) 비활성화…"))</button></form>
                 """
                 : ""
             return """
