@@ -154,6 +154,8 @@ import Testing
             #expect(page.body.contains("Discrepancies: 1."))
             #expect(page.body.contains("<th scope=\"row\">\(productId(.face(2)))</th>"))
             #expect(page.body.contains("we recorded, Apple never sold"))
+            let index = try await browser.get("/money")
+            #expect(index.body.contains("<li><a href=\"/money/apple?date=2025-03-09\">2025-03-09</a> (no sales)</li>"))
             let none = try await browser.get("/money/apple?date=2025-03-08")
             #expect(none.status == .ok && none.body.contains("No Summary Sales Report of 2025-03-08 was imported"))
         }

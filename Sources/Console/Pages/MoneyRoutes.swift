@@ -14,6 +14,7 @@ import Reports
 struct MoneyRoutes: Sendable {
     let reporter: RevenueReporter
     let comparer: AppleSalesComparer
+    let importer: AppleSalesImporter
     let cache: ReportCache
     let audit: ConsoleAudit
     let clock: @Sendable () -> Date
@@ -23,7 +24,9 @@ struct MoneyRoutes: Sendable {
 
     func register(on group: RouterGroup<ConsoleContext>) {
         group.get("money") { request, context -> Response in
-            indexPage(context: context, timeZone: request.uri.queryParameters.get("tz") ?? "UTC")
+            indexPage(
+                context: context, timeZone: request.uri.queryParameters.get("tz") ?? "UTC",
+                importedDays: try await importer.importedDays(limit: 14))
         }
         group.get("money/report") { request, context -> Response in
             try await withReport(request, context: context) { wanted, entry in
@@ -108,7 +111,9 @@ struct MoneyRoutes: Sendable {
 
     // MARK: Pages
 
-    private func indexPage(context: ConsoleContext, timeZone: String) -> Response {
+    private func indexPage(
+        context: ConsoleContext, timeZone: String, importedDays: [AppleSalesImporter.ImportedDay]
+    ) -> Response {
         let language = context.language
         let zone = Self.zones.contains(timeZone) ? timeZone : "UTC"
         let yesterday = Self.yesterday(clock(), timeZone: zone).description
@@ -124,6 +129,14 @@ struct MoneyRoutes: Sendable {
             ("day", "by day", "일별"), ("week", "by week", "주별"), ("month", "by month", "월별"),
         ].map { "<option value=\"\($0.0)\">\(language.pick($0.1, $0.2))</option>" }
         let appleDay = Self.yesterday(clock(), timeZone: AppleSalesComparison.timeZone).description
+        let days: [HTML] = importedDays.map { day in
+            let note = day.noSales ? language.pick(" (no sales)", " (판매 없음)") : ""
+            return "<li><a href=\"/money/apple?date=\(day.date.description)\">\(day.date.description)</a>\(note)</li>"
+        }
+        let imported: HTML =
+            days.isEmpty
+            ? "<p>\(language.pick("No Summary Sales Report was imported yet (`shopledger apple sales import FILE` or `apple sales fetch`).", "아직 가져온 Summary Sales Report가 없습니다 (`shopledger apple sales import FILE` 또는 `apple sales fetch`)."))</p>"
+            : "<p>\(language.pick("The newest imported days:", "최근 가져온 날짜:"))</p><ul id=\"apple-days\">\(days)</ul>"
         return Pages.page(
             title: language.pick("Money", "매출"), context: context, path: "/money",
             """
@@ -165,6 +178,7 @@ struct MoneyRoutes: Sendable {
             <input id="apple-date" name="date" type="date" value="\(appleDay)" required></span>
             <button type="submit">\(language.pick("Compare", "대조"))</button>
             </form>
+            \(imported)
             """)
     }
 
@@ -272,6 +286,7 @@ extension MoneyRoutes {
     init(client: PostgresClient, audit: ConsoleAudit, clock: @escaping @Sendable () -> Date, logger: Logger) {
         self.init(
             reporter: RevenueReporter(client: client, logger: logger), comparer: AppleSalesComparer(client: client),
+            importer: AppleSalesImporter(client: client),
             cache: ReportCache(clock: clock), audit: audit, clock: clock)
     }
 }
