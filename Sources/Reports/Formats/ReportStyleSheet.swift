@@ -45,6 +45,7 @@ enum ReportStyleSheet {
           font-size: 0.875rem; color: var(--muted); }
         .swatch { display: inline-block; width: 0.75rem; height: 0.75rem; margin-right: 0.35rem; border-radius: 2px; }
         details.figures summary { cursor: pointer; color: var(--accent); margin: 1.5rem 0 0.5rem; }
+        a { color: var(--accent); }
         footer { margin-top: 2rem; color: var(--muted); font-size: 0.875rem; border-top: 1px solid var(--rule); }
         @media (max-width: 600px) { main { padding: 0.75rem; } body { font-size: 14px; } }
         """
