@@ -19,6 +19,7 @@ and every page passed, 1 otherwise, 2 when the browser could not be started.
 """
 
 import argparse
+import base64
 import json
 import os
 import subprocess
@@ -32,7 +33,8 @@ from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BLOCKING_IMPACTS = {"serious", "critical"}
 
@@ -85,6 +87,16 @@ class Run:
         except NoSuchElementException:
             return ""
 
+    def navigate(self, action):
+        """Does `action` (a click that submits or follows a link) and waits for the next page to load:
+        the URL of a POST's 303 changes before its page is there."""
+        old = self.driver.find_element(By.TAG_NAME, "html")
+        action()
+        WebDriverWait(self.driver, 20).until(expected_conditions.staleness_of(old))
+        WebDriverWait(self.driver, 20).until(
+            lambda driver: driver.execute_script("return document.readyState") == "complete"
+        )
+
     def find(self, css):
         return self.driver.find_element(By.CSS_SELECTOR, css)
 
@@ -117,14 +129,19 @@ class Run:
         if not self.args.screenshots:
             return
         os.makedirs(self.args.screenshots, exist_ok=True)
-        height = self.driver.execute_script(
-            "return Math.max(document.body.scrollHeight, document.documentElement.scrollHeight)"
+        # The whole page, not only the window: Chromium's own capture beyond the viewport (DevTools).
+        size = self.driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+        shot = self.driver.execute_cdp_cmd(
+            "Page.captureScreenshot",
+            {
+                "format": "png",
+                "captureBeyondViewport": True,
+                "clip": {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 3000), "scale": 1},
+            },
         )
-        self.driver.set_window_size(1280, max(600, min(int(height) + 40, 2400)))
-        self.driver.execute_script("window.scrollTo(0, 0)")
         file = name + ".png"
-        self.driver.save_screenshot(os.path.join(self.args.screenshots, file))
-        self.driver.set_window_size(1280, 900)
+        with open(os.path.join(self.args.screenshots, file), "wb") as out:
+            out.write(base64.b64decode(shot["data"]))
         self.screenshots.append(file)
 
     # -- the shop's own API --------------------------------------------------------------------------
@@ -153,7 +170,7 @@ class Run:
             self.screenshot(f"login-{language_page}")
         self.find("#name").send_keys(name)
         self.find("#password").send_keys(password)
-        self.find("form[action='/login'] button[type=submit]").click()
+        self.navigate(self.find("form[action='/login'] button[type=submit]").click)
         signed_in = self.path().startswith("/customers") and bool(self.finds("form[action='/logout']"))
         cookies = {c["name"]: c for c in self.driver.get_cookies()}
         session = cookies.get("shopledger_console")
@@ -167,7 +184,7 @@ class Run:
         self.get("/login")
         self.find("#name").send_keys(self.args.admin)
         self.find("#password").send_keys("not-the-password-at-all")
-        self.find("form[action='/login'] button[type=submit]").click()
+        self.navigate(self.find("form[action='/login'] button[type=submit]").click)
         refused = self.path().startswith("/login") and bool(self.finds("p.error[role=alert]"))
         self.step("a wrong password is refused with a message", refused, self.path())
         self.check_page("login, wrong password (ko)")
@@ -186,10 +203,10 @@ class Run:
         self.get("/customers")
         box = self.find("#q")
         box.send_keys(args.transaction_id)
-        self.find("form[role=search] button[type=submit]").click()
+        self.navigate(self.find("form[role=search] button[type=submit]").click)
         expected = "/customers/" + args.uid
         self.step("finding a customer by transaction id opens their page", self.path() == expected, self.path())
-        timeline = self.find("table#timeline").text
+        timeline = self.find("table#timeline").get_attribute("textContent")
         self.step(
             "the timeline shows the customer's purchases",
             all(t in timeline for t in args.purchases),
@@ -203,16 +220,16 @@ class Run:
         item = select.options[0].get_attribute("value")
         select.select_by_value(item)
         self.find("form[action$='/grants'] input[name=reason]").send_keys("browser test: lost sprout")
-        self.find("form[action$='/grants'] button[type=submit]").click()
+        self.navigate(self.find("form[action$='/grants'] button[type=submit]").click)
         confirming = bool(self.finds("input[name=confirmed][value=yes]")) and self.path() == expected + "/grants"
         self.step(f"granting {item} asks for confirmation first", confirming, self.path())
         self.check_page("grant confirmation (ko)")
         self.screenshot("confirm-grant-ko")
         owned_before, _ = self.owns_in_myinfo(item)
         self.step("nothing is granted before the confirmation", not owned_before, item)
-        self.find("form.stack button[type=submit]").click()
+        self.navigate(self.find("form.stack button[type=submit]").click)
         granted_page = self.path() == expected + "?done=grant"
-        owned = self.find("ul#owned").text
+        owned = self.find("ul#owned").get_attribute("textContent")
         shown = item.replace(":", " ") + " ·"  # face:2 is listed as "face 2 · 민트 새싹"
         self.step(
             f"after confirming, {item} is owned on the customer page",
@@ -224,6 +241,7 @@ class Run:
         in_myinfo, collection = self.owns_in_myinfo(item)
         self.step(f"myinfo (the shop's SeSAC API) lists {item} after the grant", in_myinfo, collection)
         self.check_page("customer after a grant (ko)")
+        self.screenshot("customer-granted-ko")
 
         # A form posted without its CSRF token: refused, nothing done.
         form = self.find("form[action$='/grants']")
@@ -231,11 +249,13 @@ class Run:
         other = select.options[-1].get_attribute("value")
         select.select_by_value(other)
         self.find("form[action$='/grants'] input[name=reason]").send_keys("forged")
-        self.driver.execute_script(
-            "arguments[0].querySelector('input[name=csrf]').remove();"
-            "const c = document.createElement('input'); c.type = 'hidden'; c.name = 'confirmed';"
-            "c.value = 'yes'; arguments[0].appendChild(c); arguments[0].submit();",
-            form,
+        self.navigate(
+            lambda: self.driver.execute_script(
+                "arguments[0].querySelector('input[name=csrf]').remove();"
+                "const c = document.createElement('input'); c.type = 'hidden'; c.name = 'confirmed';"
+                "c.value = 'yes'; arguments[0].appendChild(c); arguments[0].submit();",
+                form,
+            )
         )
         refused = self.heading().startswith("403")
         other_owned, _ = self.owns_in_myinfo(other)
@@ -250,14 +270,15 @@ class Run:
         # Revoke: the timeline's form, its confirmation, then the customer again.
         self.get("/customers/" + urllib.parse.quote(args.uid, safe=""))
         self.find("table#timeline form[action*='/revoke'] input[name=reason]").send_keys("browser test: undo")
-        self.find("table#timeline form[action*='/revoke'] button[type=submit]").click()
+        self.navigate(self.find("table#timeline form[action*='/revoke'] button[type=submit]").click)
         confirming = bool(self.finds("input[name=confirmed][value=yes]")) and self.path().endswith("/revoke")
         self.step("revoking asks for confirmation first", confirming, self.path())
         self.check_page("revoke confirmation (ko)")
-        self.find("form.stack button[type=submit]").click()
+        self.navigate(self.find("form.stack button[type=submit]").click)
         revoked_page = self.path() == expected + "?done=revoke"
-        owned = self.find("ul#owned").text
-        timeline = self.find("table#timeline").text
+        owned = self.find("ul#owned").get_attribute("textContent")
+        # textContent, not the rendered text: a narrow column wraps "회수됨" over two lines.
+        timeline = self.find("table#timeline").get_attribute("textContent")
         self.step(
             f"after confirming, {item} is no longer owned and the timeline shows the grant revoked",
             revoked_page
@@ -266,7 +287,7 @@ class Run:
             and "회수됨" in timeline,
             f"{self.path()} owned={owned!r}",
         )
-        tags = [tag.text for tag in self.finds("table#timeline span.tag")]
+        tags = [tag.get_attribute("textContent") for tag in self.finds("table#timeline span.tag")]
         self.step(
             "the timeline shows the grant and its revocation",
             tags.count("지원 지급") == tags.count("지원 회수") >= 1,
@@ -283,7 +304,7 @@ class Run:
 
         # English: the language switch (it returns to the page's section), then the same pages.
         self.get("/customers/" + urllib.parse.quote(args.uid, safe=""))
-        self.find("header .account a[hreflang=en]").click()
+        self.navigate(self.find("header .account a[hreflang=en]").click)
         english = self.driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "en"
         self.step(
             "the language switch turns the console English", english and self.path().startswith("/customers"),
@@ -299,7 +320,7 @@ class Run:
         select = Select(self.find("select[name=item]"))
         select.select_by_index(0)
         self.find("form[action$='/grants'] input[name=reason]").send_keys("screenshot only")
-        self.find("form[action$='/grants'] button[type=submit]").click()
+        self.navigate(self.find("form[action$='/grants'] button[type=submit]").click)
         self.check_page("grant confirmation (en)")
         self.screenshot("confirm-grant-en")
         self.get("/customers/nobody-at-all")
@@ -338,10 +359,10 @@ class Run:
         if not replay:
             self.step("/shop has a webhook replay form", False, "no form[action*=replay]")
             return
-        replay[0].click()
+        self.navigate(replay[0].click)
         if self.finds("input[name=confirmed][value=yes]"):
             self.check_page("webhook replay confirmation (en)")
-            self.find("form.stack button[type=submit]").click()
+            self.navigate(self.find("form.stack button[type=submit]").click)
         self.step(
             "a webhook replay is accepted", not self.heading()[:3].isdigit(), f"{self.path()} {self.heading()!r}"
         )
@@ -349,7 +370,7 @@ class Run:
 
     def sign_out(self, name):
         self.get("/customers")
-        self.find("form[action='/logout'] button[type=submit]").click()
+        self.navigate(self.find("form[action='/logout'] button[type=submit]").click)
         at_login = self.path().startswith("/login")
         self.get("/customers")
         still_out = self.path().startswith("/login")
@@ -417,7 +438,8 @@ class Run:
         self.wrong_password()
         self.support_refused()
         self.expired_session()
-        self.get("/login")
+        self.get("/language?to=en&next=%2Flogin")
+        self.step("the language switch works before signing in", self.path() == "/login", self.path())
         self.check_page("login (en)")
         self.screenshot("login-en")
         self.step("the scenario ran to its end", True)
