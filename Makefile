@@ -8,6 +8,7 @@
 SWIFT ?= swift
 HOST ?= 127.0.0.1
 PORT ?= 8080
+CONSOLE_PORT ?= 8081
 # Seconds of fuzzing per target: `make fuzz`, and `make test-faults`, which fuzzes for minutes.
 FUZZ_SECONDS ?= 60
 FUZZ_FAULT_SECONDS ?= 120
@@ -34,10 +35,13 @@ dist: deps
 
 # Development mode: dev:<uid> tokens and stub receipts are accepted, and webhooks may go to a receiver on this
 # machine's loopback addresses (never in production).
+# The operators' console on CONSOLE_PORT: the first run makes an `admin` operator with a random password in
+# .shopledger/console-admin-password (scripts/console-operator.sh; docs/console.md).
 run: build
+	@./scripts/console-operator.sh .build/release/shopledger http://$(HOST):$(CONSOLE_PORT)
 	@echo "ShopLedger: serving on http://$(HOST):$(PORT) (private PostgreSQL under .shopledger/; Ctrl-C stops both)"
 	@echo "ShopLedger: DEVELOPMENT MODE: tokens 'dev:<uid>' and stub receipts are accepted (see README, 'Try it')"
-	.build/release/shopledger serve --host $(HOST) --port $(PORT) --dev-auth --stub-receipts --webhook-allow-loopback
+	.build/release/shopledger serve --host $(HOST) --port $(PORT) --console-port $(CONSOLE_PORT) --dev-auth --stub-receipts --webhook-allow-loopback
 
 # The test process starts its own throwaway PostgreSQL cluster (under /tmp) and removes it at exit.
 # The fault scenarios (each spawning the shopledger binary and a cluster, loading it) run on their own

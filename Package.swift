@@ -164,6 +164,7 @@ let package = Package(
             name: "Console",
             dependencies: [
                 "APIViews",
+                "AppleSales",
                 "AppStoreServerAPI",
                 "BuildInfo",
                 "CivilDates",
@@ -431,6 +432,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreServerAPITests",
             dependencies: [
+                "Console",
                 "AppStoreServerAPI", "CivilDates", "Shop", "ShopServer", "Ledger", "Postgres", "Receipts", "Reports",
                 "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -458,7 +460,9 @@ let package = Package(
         .testTarget(
             name: "ConsoleTests",
             dependencies: [
-                "Console", "Ledger", "Postgres", "Reports", "TestSupport", "Webhooks",
+                "AppleSales", "CivilDates", "Console", "Ledger", "Postgres", "Receipts", "Reports", "TestSupport",
+                "Webhooks",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

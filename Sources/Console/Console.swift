@@ -57,13 +57,17 @@ public func buildConsoleRouter(
     SignInRoutes(
         signIn: SignIn(operators: operators, sessions: sessions, audit: audit, limits: configuration.signInLimits)
     ).register(on: router)
-    let signedIn = router.group().add(middleware: SessionMiddleware(sessions: sessions))
+    let signedIn = router.group().add(middleware: SessionMiddleware(sessions: sessions, logger: logger))
     SignOutRoutes(sessions: sessions, audit: audit).register(on: signedIn)
     let support = signedIn.group().add(middleware: RoleMiddleware(minimum: .support))
     CustomerRoutes(
         ledger: ledger, catalog: CatalogStore(client: client), directory: CustomerDirectory(client: client),
         audit: audit, appleHistory: services.appleHistory
     ).register(on: support)
+    let finance = signedIn.group().add(middleware: RoleMiddleware(minimum: .finance))
+    MoneyRoutes(client: client, audit: audit, clock: services.clock, logger: logger).register(on: finance)
+    let admin = signedIn.group().add(middleware: RoleMiddleware(minimum: .admin))
+    ShopRoutes(client: client, audit: audit).register(on: admin)
     return router
 }
 

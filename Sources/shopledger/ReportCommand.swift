@@ -204,11 +204,8 @@ struct RangeReportCommand: AsyncParsableCommand {
     }
 }
 
-/// The days a report may be asked for: far from the calendar's ends (years 1 and 9999), which a
-/// report's trend days and periods would step past.
-enum ReportDates {
-    static let range = CalendarDate(year: 1970, month: 1, day: 1)!...CalendarDate(year: 9000, month: 12, day: 31)!
-
+/// The days a report may be asked for (Reports' ``ReportDates/range``), as a usage error.
+extension ReportDates {
     static func check(_ date: CalendarDate, _ flag: String) throws {
         guard range.contains(date) else {
             throw ValidationError("\(flag) \(date) is outside \(range.lowerBound) … \(range.upperBound).")

@@ -5,10 +5,10 @@ with its PostgreSQL, operators and a customer, and runs this script).
 
 What it does, in order: signs in as an admin, finds the customer by a transaction id, grants an item
 and revokes it (each through its confirmation page), sees both in the timeline and in the shop's
-`myinfo`, opens a report (/money) and replays a webhook (/shop) when this build serves those pages,
-posts a form without its CSRF token (refused, nothing done), switches the language, signs out; then
-signs in as a support operator, who is refused on the admin pages; then ends that session's idle time
-in the database (as 31 idle minutes would) and is sent to sign in again.
+`myinfo`, posts a form without its CSRF token (refused, nothing done), switches the language, opens
+the month report of the purchases (/money) and the shop's pages, replays a webhook event (/shop),
+signs out; then signs in as a support operator, who is refused on the admin pages (and refused when
+posting an admin form); then makes that session 31 minutes idle in the database and is sent to sign in.
 
 axe-core (from axe-selenium-python) checks every page it visits: any violation of impact serious or
 critical fails the run. Screenshots of the main pages in Korean and English go to --screenshots.
@@ -326,47 +326,62 @@ class Run:
         self.get("/customers/nobody-at-all")
         self.check_page("404, unknown customer (en)")
 
-    def optional_section(self, path, name):
-        """A section of the console this build may not serve yet: None when it answers 404."""
+    def opens(self, path, page, shot=None):
+        """An admin's page: it opens (no error heading), and axe-core checks it."""
         self.get(path)
-        if self.heading().startswith("404"):
-            self.step(f"{path} ({name}): not served by this build, skipped", True, "404")
-            return None
-        return self.heading()
+        heading = self.heading()
+        self.step(f"{path} opens for an admin", heading and not heading[:3].isdigit(), heading)
+        self.check_page(page)
+        if shot:
+            self.screenshot(shot)
 
     def money(self):
-        heading = self.optional_section("/money", "reports")
-        if heading is None:
-            return
-        self.step("/money opens for an admin", not heading.startswith("403"), heading)
-        self.check_page("money (en)")
-        self.screenshot("money-en")
-        links = [a.get_attribute("href") for a in self.finds("main a[href^='/money/'], main a[href*='/money/']")]
-        if links:
-            self.driver.get(links[0])
-            self.step("a report opens", not self.heading()[:3].isdigit(), f"{self.path()} {self.heading()!r}")
-            self.check_page("a report (en)")
-            self.screenshot("report-en")
+        args = self.args
+        self.opens("/money", "money (en)", "money-en")
+        # The month report of the purchases' month, through its form.
+        form = self.find("form[action='/money/report']:has(input[name=kind][value=month])")
+        month = form.find_element(By.NAME, "month")
+        self.driver.execute_script("arguments[0].value = arguments[1]", month, args.report_month)
+        self.navigate(form.find_element(By.CSS_SELECTOR, "button[type=submit]").click)
+        heading = self.heading()
+        text = self.find("body").get_attribute("textContent")
+        self.step(
+            f"the month report of {args.report_month} opens and counts the purchases ({args.report_total})",
+            self.path().startswith("/money/report?") and not heading[:3].isdigit() and args.report_total in text,
+            f"{self.path()} {heading!r}",
+        )
+        self.check_page("month report (en)")
+        self.screenshot("report-month-en")
+        csv = self.finds("a[href^='/money/report.csv']")
+        self.step("the report links its CSV", len(csv) >= 1, len(csv))
+        self.opens("/money/apple?date=" + args.report_month + "-13", "Apple sales against the ledger (en)")
 
     def shop(self):
-        heading = self.optional_section("/shop", "the shop")
-        if heading is None:
-            return
-        self.step("/shop opens for an admin", not heading.startswith("403"), heading)
-        self.check_page("shop (en)")
-        self.screenshot("shop-en")
-        replay = self.finds("form[action*='replay'] button[type=submit]")
-        if not replay:
-            self.step("/shop has a webhook replay form", False, "no form[action*=replay]")
-            return
-        self.navigate(replay[0].click)
-        if self.finds("input[name=confirmed][value=yes]"):
-            self.check_page("webhook replay confirmation (en)")
-            self.navigate(self.find("form.stack button[type=submit]").click)
+        for path, page in [
+            ("/shop", "shop (en)"),
+            ("/shop/catalog", "catalog (en)"),
+            ("/shop/apple-sync", "Apple sync (en)"),
+            ("/shop/ledger", "ledger (en)"),
+        ]:
+            self.opens(path, page)
+        self.opens("/shop/webhooks", "webhooks (en)", "webhooks-en")
+        # An event by its id, then its replay button.
+        self.find("#event-id").send_keys(self.args.webhook_event)
+        self.navigate(self.find("form[action='/shop/webhooks/events'] button[type=submit]").click)
         self.step(
-            "a webhook replay is accepted", not self.heading()[:3].isdigit(), f"{self.path()} {self.heading()!r}"
+            f"the webhook event {self.args.webhook_event} opens",
+            self.heading().endswith(self.args.webhook_event),
+            f"{self.path()} {self.heading()!r}",
         )
-        self.check_page("shop after a replay (en)")
+        self.check_page("webhook event (en)")
+        self.navigate(self.find("main form[action='/shop/webhooks/replay'] button[type=submit]").click)
+        notice = " ".join(e.get_attribute("textContent") for e in self.finds("main [role=status]"))
+        self.step(
+            "replaying the event queues one delivery again (one endpoint)",
+            self.path() == "/shop/webhooks?done=replay&queued=1",
+            f"{self.path()} {notice!r}",
+        )
+        self.check_page("webhooks after a replay (en)")
 
     def sign_out(self, name):
         self.get("/customers")
@@ -380,15 +395,25 @@ class Run:
         self.driver.delete_all_cookies()
         if not self.sign_in(self.args.support, self.args.support_password, None):
             return
-        for path in ["/shop", "/money"]:
+        for path in ["/shop", "/shop/webhooks", "/money"]:
             self.get(path)
             heading = self.heading()
-            if heading.startswith("404"):
-                self.step(f"support on {path}: not served by this build, skipped", True, heading)
-                continue
             self.step(f"support is refused on {path} (403)", heading.startswith("403"), heading)
-            self.check_page(f"403, support on {path} (ko)")
-            self.screenshot("forbidden-ko")
+        self.check_page("403, support on an admin page (ko)")
+        self.screenshot("forbidden-ko")
+        # A form of the admin pages posted by support: refused too, before anything is done.
+        self.get("/customers")
+        csrf = self.find("input[name=csrf]").get_attribute("value")
+        self.driver.execute_script(
+            "const f = document.createElement('form'); f.method = 'post'; f.action = '/shop/webhooks/replay';"
+            "for (const [n, v] of [['csrf', arguments[0]], ['event', arguments[1]], ['endpoint', 'all']]) {"
+            "const i = document.createElement('input'); i.type = 'hidden'; i.name = n; i.value = v; f.appendChild(i); }"
+            "document.body.appendChild(f); f.submit();",
+            csrf,
+            self.args.webhook_event,
+        )
+        WebDriverWait(self.driver, 20).until(lambda driver: driver.current_url.endswith("/shop/webhooks/replay"))
+        self.step("support posting a replay is refused (403)", self.heading().startswith("403"), self.heading())
 
     def expired_session(self):
         """31 idle minutes, as the database sees them: the next page sends the browser to sign in."""
@@ -455,6 +480,9 @@ def main():
     parser.add_argument("--admin", required=True)
     parser.add_argument("--support", required=True)
     parser.add_argument("--database-url", required=True)
+    parser.add_argument("--report-month", required=True, help="YYYY-MM of the purchases")
+    parser.add_argument("--report-total", required=True, help="text the month report must show (its total)")
+    parser.add_argument("--webhook-event", required=True, help="evt_N: an event to replay")
     parser.add_argument("--psql", default="psql")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Postgres
 import TestSupport
 import Testing
@@ -130,6 +131,35 @@ import Testing
             #expect(try await browser.get("/login").body.contains("<html lang=\"en\">"))
             // Never a redirect off the console.
             #expect(try await browser.get("/language?to=ko&next=%2F%2Fevil.example").location == "/")
+        }
+    }
+}
+
+@Suite struct SharedSessionTests {
+    /// Two servers on one database: a session opened on one is known to the other, and a sign-out on
+    /// the other ends it for both.
+    @Test func aSessionOpenedOnOneServerWorksOnAnother() async throws {
+        try await withTestDatabase { db in
+            try await addOperator(db, "mina", role: .support)
+            func console() -> some ApplicationProtocol {
+                buildConsole(
+                    configuration: ConsoleConfiguration(port: 0, passwordCost: .testing),
+                    services: ConsoleServices(client: db.client), logger: Logger(label: "console-test"))
+            }
+            let first = console()
+            let second = console()
+            try await first.test(.router) { one in
+                try await second.test(.router) { two in
+                    var onFirst = Browser(one)
+                    try await onFirst.signIn("mina", "correct horse battery")
+                    var onSecond = Browser(two)
+                    onSecond.cookies = onFirst.cookies
+                    let page = try await onSecond.get("/customers")
+                    #expect(page.status == .ok)
+                    #expect(try await onSecond.post("/logout", [("csrf", page.csrf ?? "")]).status == .seeOther)
+                    #expect(try await onFirst.get("/customers").status == .seeOther)
+                }
+            }
         }
     }
 }

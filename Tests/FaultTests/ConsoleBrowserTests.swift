@@ -1,7 +1,9 @@
 import Foundation
 import NIOHTTP1
+import Postgres
 import TestSupport
 import Testing
+import Webhooks
 
 /// The operators' console in a real browser (issue 42): the real `shopledger serve --console-port`
 /// against a real PostgreSQL, driven by Debian's Chromium through chromedriver and Selenium
@@ -36,7 +38,7 @@ struct ConsoleBrowserTests {
     }
 
     @Test(
-        "an admin finds a customer, grants and revokes an item, a support operator is refused, forms without their CSRF token are refused, an idle session is sent to sign in; axe-core finds nothing serious",
+        "an admin finds a customer, grants and revokes an item, opens a report, replays a webhook; support is refused on admin pages; forms without their CSRF token are refused; an idle session is sent to sign in; axe-core finds nothing serious",
         .enabled(if: FaultSettings.enabled, FaultSettings.disabledReason), .timeLimit(.minutes(5)))
     func browser() async throws {
         let python = try Self.python()
@@ -44,7 +46,8 @@ struct ConsoleBrowserTests {
             Self.psql(), "psql (Debian's postgresql-client) on PATH or in /usr/lib/postgresql/*/bin")
         try await FaultScenario.run("console-browser") { scenario in
             let consolePort = try TestCluster.freePort()
-            let server = try await scenario.startServer(options: ["--console-port", String(consolePort)])
+            let server = try await scenario.startServer(
+                options: ["--console-port", String(consolePort), "--webhook-allow-loopback"])
             let console = "http://127.0.0.1:\(consolePort)"
 
             // Operators, as an operator adds them: the CLI, the password from a private file.
@@ -60,10 +63,32 @@ struct ConsoleBrowserTests {
                 #expect(added.status == .exited(0), "\(added.output)")
             }
 
+            // A webhook endpoint first (events are written only while one listens, migration 0018): a receiver
+            // on loopback, which gets each event once before the script replays one.
+            let receiver = WebhookReceiver(secret: "whsec_console_browser_0123456789", port: try TestCluster.freePort())
+            try await scenario.cluster.withClient { client in
+                _ = try await WebhookStore(client: client).addEndpoint(
+                    url: try WebhookURL(receiver.url, destinations: .publicAndLoopback), events: nil,
+                    secret: "whsec_console_browser_0123456789", actor: "browser-test")
+            }
+            try await receiver.serving {
+                try await Self.run(
+                    scenario: scenario, python: python, psql: psql, console: console, shop: server.baseURL,
+                    receiver: receiver, passwords: passwords)
+            }
+        }
+    }
+
+    /// The customer, the event's first delivery, then the script.
+    static func run(
+        scenario: FaultScenario, python: String, psql: String, console: String, shop: String,
+        receiver: WebhookReceiver, passwords: [String: String]
+    ) async throws {
+        do {
             // A customer with two purchases, through the shop's development surface (stub receipts).
             let uid = "browser-customer-1"
             let registered = try await scenario.http.send(
-                .POST, server.baseURL + "/api/v1/me", headers: [("Authorization", "Bearer dev:\(uid)")])
+                .POST, shop + "/api/v1/me", headers: [("Authorization", "Bearer dev:\(uid)")])
             #expect(registered.status == 201, "\(registered.body)")
             let purchases = [
                 ("2000000842000001", FaultFixtures.products[0]), ("2000000842000002", FaultFixtures.products[5]),
@@ -71,8 +96,19 @@ struct ConsoleBrowserTests {
             for (transaction, product) in purchases {
                 let outcome = await PurchaseRequest(
                     way: .jsonStub, uid: uid, transactionId: transaction, product: product
-                ).send(scenario.http, baseURL: server.baseURL)
+                ).send(scenario.http, baseURL: shop)
                 #expect(outcome.status == 200, "\(outcome)")
+            }
+            let event = try await scenario.cluster.withClient { client in
+                try await client.query("SELECT min(event_id) FROM webhook_outbox").single().decode(Int64.self, at: 0)
+            }
+            // The event's first delivery, so that the replay has something to queue again.
+            let first = ContinuousClock.now
+            while !receiver.deliveries.contains(where: { $0.id == "evt_\(event)" }) {
+                guard ContinuousClock.now - first < .seconds(30) else {
+                    throw FaultTestError("evt_\(event) was not delivered within 30 s")
+                }
+                try await Task.sleep(for: .milliseconds(100))
             }
             let screenshots = Self.root.appendingPathComponent(".build/console-screenshots").path
             try? FileManager.default.removeItem(atPath: screenshots)
@@ -81,9 +117,11 @@ struct ConsoleBrowserTests {
             let (status, output) = try await Spawned.run(
                 [
                     python, Self.root.appendingPathComponent("Tests/Browser/console_browser_test.py").path,
-                    "--console", console, "--shop", server.baseURL, "--uid", uid,
+                    "--console", console, "--shop", shop, "--uid", uid,
                     "--transaction-id", purchases[1].0, "--purchases", purchases[0].0, purchases[1].0,
                     "--admin", "mina", "--support", "joon", "--database-url", scenario.cluster.url, "--psql", psql,
+                    // The stub receipts' purchases are of 2025-11-13, 2,500 KRW each.
+                    "--report-month", "2025-11", "--report-total", "5,000", "--webhook-event", "evt_\(event)",
                     "--screenshots", screenshots, "--summary", scenario.folder + "/browser-summary.json",
                 ],
                 environment: Spawned.environment([
@@ -108,13 +146,21 @@ struct ConsoleBrowserTests {
             #expect(status == .exited(0), "\(output.suffix(4000))")
             #expect(summary["passed"] as? Bool == true)
             // The scenario's steps all ran: a script that stopped early passes nothing.
-            #expect(steps.count >= 25, "\(steps.count) steps")
-            #expect(pages.count >= 14, "\(pages.count) pages checked by axe-core")
+            #expect(steps.count >= 40, "\(steps.count) steps")
+            #expect(pages.count >= 25, "\(pages.count) pages checked by axe-core")
             let minor = pages.flatMap { ($0["violations"] as? [[String: Any]] ?? []).map { "\($0["id"] ?? "?")" } }
             scenario.report(
                 "\(steps.count) steps in \(ms(ContinuousClock.now - started)); axe-core on \(pages.count) pages: "
                     + "no serious or critical violation (others: \(Set(minor).sorted())); screenshots in \(screenshots): "
                     + "\((summary["screenshots"] as? [String] ?? []).joined(separator: ", "))")
+            // The replay reached the receiver: the event twice.
+            let again = ContinuousClock.now
+            while receiver.deliveries.filter({ $0.id == "evt_\(event)" }).count < 2,
+                ContinuousClock.now - again < .seconds(30)
+            {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(receiver.deliveries.filter { $0.id == "evt_\(event)" }.count == 2, "the replayed event again")
         }
     }
 }

@@ -71,11 +71,11 @@ struct AppendOnlyTests {
     static let columnToUpdate = [
         "posting_rows": "currency", "apple_sales_reports": "file_name", "apple_sales_report_rows": "sku",
         "webhook_outbox": "uid", "webhook_attempts": "outcome", "catalog_changes": "reason",
-        "backups": "label",
+        "backups": "label", "console_events": "detail",
     ]
 
     /// A purchase, its refund, a stored, applied notification, a price learned later, a catalog change,
-    /// an imported Apple sales report, a webhook attempt and a backup: a row in every append-only table (the
+    /// an imported Apple sales report, a webhook attempt, a backup and a console sign-in: a row in every append-only table (the
     /// ledger's events fill the webhook outbox).
     static func fillEveryTable(_ ledger: LedgerStore) async throws {
         // Webhook events are written while an endpoint is enabled (migration 0018).
@@ -126,5 +126,10 @@ struct AppendOnlyTests {
                 stanza: "shopledger", label: "20261129-033001F", kind: .full, startedAt: Date(timeIntervalSince1970: 1),
                 stoppedAt: Date(timeIntervalSince1970: 2), databaseBytes: 1, repositoryBytes: 1,
                 walStart: "000000010000000000000002", walStop: "000000010000000000000002"))
+        // As the console records a sign-in (ConsoleTests sign in through its pages).
+        try await ledger.client.query(
+            """
+            INSERT INTO console_events (at, action, operator, address) VALUES (now(), 'login_attempt', 'mina', '127.0.0.1')
+            """)
     }
 }

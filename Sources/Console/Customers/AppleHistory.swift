@@ -18,13 +18,14 @@ public struct AppleHistory: Sendable {
         self.budget = budget
     }
 
-    enum Result: Sendable {
+    public enum Result: Sendable {
         case noAppStorePurchases
         case answered([(transaction: VerifiedTransaction, inLedger: Bool)])
         case failed(String)
     }
 
-    func history(of uid: String) async -> Result {
+    /// Asks Apple; never throws: a failure or Apple's silence past the budget is a result the page shows.
+    public func history(of uid: String) async -> Result {
         do {
             let purchases = try await ledger.purchaseHistory(of: uid).filter { $0.store == .appStore }
             guard !purchases.isEmpty else { return .noAppStorePurchases }

@@ -63,8 +63,9 @@ public struct CustomerDirectory: Sendable {
         public var revoked: Bool
     }
 
-    /// Everything about `uid`, newest first: purchases, refunds and reversals, support grants and revokes,
-    /// and the webhook events written about them. At most `limit` lines.
+    /// Everything about `uid`, newest first: purchases, their later entries (refunds, reversals, family
+    /// revocations, prices learned later), support grants and revokes, and the webhook events written
+    /// about them (`journal_entry_rows` holds every entry but a purchase's own, which its row is). At most `limit` lines.
     public func timeline(of uid: String, limit: Int = 1000) async throws -> [Event] {
         try await client.query(
             """
@@ -77,8 +78,8 @@ public struct CustomerDirectory: Sendable {
                 SELECT j.kind, j.effective_at, j.transaction_id, j.store, j.environment, p.product_id,
                        p.item_kind || ' ' || p.item_index, p.price_milli, p.currency, NULL, j.refund_event_id, NULL, false
                 FROM purchases p
-                JOIN journal_entries j ON j.store = p.store AND j.environment = p.environment
-                                      AND j.transaction_id = p.transaction_id AND j.kind <> 'purchase'
+                JOIN journal_entry_rows j ON j.transaction_id = p.transaction_id AND j.store = p.store
+                                         AND j.environment = p.environment
                 WHERE p.uid = \(uid)::text
                 UNION ALL
                 SELECT 'support_' || a.kind, a.acted_at, a.transaction_id::text, NULL, NULL, NULL,

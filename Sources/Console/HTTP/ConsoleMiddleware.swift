@@ -56,6 +56,7 @@ struct SessionMiddleware: RouterMiddleware {
     typealias Context = ConsoleContext
 
     let sessions: ConsoleSessions
+    let logger: Logger
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -87,7 +88,24 @@ struct SessionMiddleware: RouterMiddleware {
                     ))
             }
         }
-        return try await next(request, context)
+        let started = ContinuousClock.now
+        let response = try await next(request, context)
+        // One line per signed-in request, with who made it (what it changed is in console_events).
+        logger.info(
+            "console request",
+            metadata: [
+                "method": "\(request.method.rawValue)", "path": "\(request.uri.path)",
+                "status": "\(response.status.code)", "operator": "\(session.operatorAccount.name)",
+                "duration_ms": "\((ContinuousClock.now - started).milliseconds)",
+            ])
+        return response
+    }
+}
+
+extension Duration {
+    fileprivate var milliseconds: String {
+        let (seconds, attoseconds) = components
+        return String(format: "%.3f", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
     }
 }
 

@@ -32,9 +32,11 @@ struct SignIn: Sendable {
     let limits: SignInLimits
 
     /// A hash to check when the name is unknown, so an unknown name takes as long as a wrong password
-    /// (scrypt is computed the same way; its all-zero result matches no password).
-    static let decoy = PasswordHash(
-        cost: .standard, salt: Array("shopledger-decoy".utf8), hash: [UInt8](repeating: 0, count: 32))
+    /// (scrypt is computed the same way, at the cost new passwords get; its all-zero result matches no
+    /// password).
+    var decoy: PasswordHash {
+        PasswordHash(cost: operators.cost, salt: Array("shopledger-decoy".utf8), hash: [UInt8](repeating: 0, count: 32))
+    }
 
     func attempt(name rawName: String, password: String, address: String?) async throws -> SignInOutcome {
         let name = String(rawName.trimmingCharacters(in: .whitespaces).lowercased().prefix(200))
@@ -44,7 +46,7 @@ struct SignIn: Sendable {
             return .limited
         }
         let found = try await operators.credentials(name: counted)
-        let hash = found?.1 ?? Self.decoy
+        let hash = found?.1 ?? decoy
         let matches = try await OperatorStore.check(password, against: hash)
         guard matches, let (account, _) = found, account.isActive else {
             try await audit.record("login_failed", by: counted, address: address, settling: attemptId)

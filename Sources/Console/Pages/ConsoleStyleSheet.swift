@@ -23,6 +23,8 @@ enum ConsoleStyleSheet {
         form.stack { display: grid; gap: .4rem; max-width: 26rem; }
         form.row { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: .5rem 0; }
         form.row label { display: grid; gap: .2rem; }
+        form.row .field { display: grid; gap: .2rem; }
+        pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f4f6f8; padding: .5rem; border: 1px solid var(--line); }
         input, select, textarea, button { font: inherit; padding: .35rem .5rem; border: 1px solid #6b7480; border-radius: 4px; color: var(--ink); background: #fff; }
         button { background: var(--accent); color: #fff; border-color: var(--accent); cursor: pointer; }
         button.danger { background: var(--bad); border-color: var(--bad); }

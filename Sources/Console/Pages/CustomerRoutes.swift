@@ -80,10 +80,19 @@ struct CustomerRoutes: Sendable {
                         "Revoke grant \(grantId) of \(uid)?", "\(uid) 사용자의 지급 \(grantId)을(를) 회수할까요?"),
                     reason: reason, fields: [], back: Self.path(of: uid))
             }
+            // The page names the customer: a grant of someone else's is not revoked from it.
+            guard
+                try await ledger.supportActions(of: uid).contains(where: { $0.actionId == grantId && $0.kind == .grant }
+                )
+            else {
+                return Pages.error(
+                    status: .notFound, context: context,
+                    message: context.language.pick(
+                        "\(uid) has no support grant \(grantId).", "\(uid) 사용자에게 지원 지급 \(grantId)이(가) 없습니다."))
+            }
             do {
                 let action = try await ledger.revokeCompensation(
                     grantId, SupportRequest(actor: session.operatorAccount.name, reason: reason))
-                guard action.uid == uid else { throw HTTPError(.notFound) }
                 try await audit.record(
                     "support_revoke", by: session.operatorAccount.name, address: context.address, target: uid,
                     detail: "grant \(grantId) action \(action.actionId): \(reason)")
@@ -270,6 +279,7 @@ struct CustomerRoutes: Sendable {
         case "family_revoke": language.pick("family sharing ended", "가족 공유 해제")
         case "support_grant": language.pick("support grant", "지원 지급")
         case "support_revoke": language.pick("support revoke", "지원 회수")
+        case "price_learned": language.pick("price learned", "가격 확인")
         case "webhook": language.pick("webhook", "웹훅")
         default: kind
         }

@@ -36,8 +36,10 @@ struct HTMLDocument: ReportDocument {
 
     mutating func table(_ table: MarkdownTable) {
         func cell(_ tag: String, _ text: ReportText, _ column: Int) -> String {
+            // Header cells name their column for screen readers (`scope`), as the console's tables do.
+            let scope = tag == "th" ? " scope=\"col\"" : ""
             let numeric = table.alignments[column] == .right ? " class=\"num\"" : ""
-            return "<\(tag)\(numeric)>\(Self.inline(text))</\(tag)>"
+            return "<\(tag)\(scope)\(numeric)>\(Self.inline(text))</\(tag)>"
         }
         var lines = ["<div class=\"scroll\"><table>"]
         lines.append("<thead><tr>" + table.headers.enumerated().map { cell("th", $1, $0) }.joined() + "</tr></thead>")
@@ -59,7 +61,9 @@ struct HTMLDocument: ReportDocument {
         var lines = [
             "<details class=\"figures\">", "<summary>Every figure (the rows of revenue.csv)</summary>",
             "<div class=\"scroll\"><table id=\"figures\">",
-            "<thead><tr>" + columns.map { "<th data-column=\"\(Self.escape($0))\">\(Self.escape($0))</th>" }.joined()
+            "<thead><tr>"
+                + columns.map { "<th scope=\"col\" data-column=\"\(Self.escape($0))\">\(Self.escape($0))</th>" }
+                .joined()
                 + "</tr></thead>",
             "<tbody>",
         ]
