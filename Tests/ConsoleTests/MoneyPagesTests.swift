@@ -43,6 +43,7 @@ import Testing
             try await korean.signIn("jun", "correct horse battery")
             let index = try await korean.get("/money")
             #expect(index.body.contains("<h1>매출</h1>") && index.body.contains("<html lang=\"ko\">"))
+            #expect(index.body.contains("<code>shopledger report</code>") && !index.body.contains("`"))
             // Every input of the page has a label naming it.
             for id in ["daily-date", "daily-tz", "range-from", "range-to", "range-by", "month-month", "apple-date"] {
                 #expect(index.body.contains("<label for=\"\(id)\">"), "\(id)")

@@ -135,13 +135,13 @@ struct MoneyRoutes: Sendable {
         }
         let imported: HTML =
             days.isEmpty
-            ? "<p>\(language.pick("No Summary Sales Report was imported yet (`shopledger apple sales import FILE` or `apple sales fetch`).", "아직 가져온 Summary Sales Report가 없습니다 (`shopledger apple sales import FILE` 또는 `apple sales fetch`)."))</p>"
+            ? "<p>\(Pages.prose(language.pick("No Summary Sales Report was imported yet (`shopledger apple sales import FILE` or `apple sales fetch`).", "아직 가져온 Summary Sales Report가 없습니다 (`shopledger apple sales import FILE` 또는 `apple sales fetch`).")))</p>"
             : "<p>\(language.pick("The newest imported days:", "최근 가져온 날짜:"))</p><ul id=\"apple-days\">\(days)</ul>"
         return Pages.page(
             title: language.pick("Money", "매출"), context: context, path: "/money",
             """
             <datalist id="zones">\(zoneOptions)</datalist>
-            <p>\(language.pick("The revenue reports of `shopledger report`, made from the ledger when you open them (kept for a minute), each with its CSV. A day counts the purchases made in it and the refunds the store processed in it, in the time zone you choose.", "`shopledger report`와 같은 매출 보고서입니다. 열 때 원장에서 만들며 1분 동안 보관합니다. CSV도 내려받을 수 있습니다. 하루는 고른 시간대의 하루이며, 그날의 구매와 그날 처리된 환불을 셉니다."))</p>
+            <p>\(Pages.prose(language.pick("The revenue reports of `shopledger report`, made from the ledger when you open them (kept for a minute), each with its CSV. A day counts the purchases made in it and the refunds the store processed in it, in the time zone you choose.", "`shopledger report`와 같은 매출 보고서입니다. 열 때 원장에서 만들며 1분 동안 보관합니다. CSV도 내려받을 수 있습니다. 하루는 고른 시간대의 하루이며, 그날의 구매와 그날 처리된 환불을 셉니다.")))</p>
             <h2>\(language.pick("Daily report", "일간 보고서"))</h2>
             <form method="get" action="/money/report" class="row">
             <input type="hidden" name="kind" value="daily">
@@ -171,7 +171,7 @@ struct MoneyRoutes: Sendable {
             <button type="submit">\(language.pick("Open the month report", "월간 보고서 열기"))</button>
             </form>
             <h2>\(language.pick("Reporting currency", "보고 통화"))</h2>
-            <p>\(language.pick("The reports show the production totals in each currency they were paid in. Converting them to one reporting currency needs exchange rates, which `shopledger report --reporting-currency CODE --fx-rates FILE` reads from a file; the server has no such file, so these pages show the totals per currency only.", "보고서는 결제된 통화별로 운영 매출 합계를 보여 줍니다. 하나의 보고 통화로 환산하려면 환율이 필요한데, `shopledger report --reporting-currency CODE --fx-rates FILE`이 파일에서 읽습니다. 서버에는 그 파일이 없으므로 이 페이지는 통화별 합계만 보여 줍니다."))</p>
+            <p>\(Pages.prose(language.pick("The reports show the production totals in each currency they were paid in. Converting them to one reporting currency needs exchange rates, which `shopledger report --reporting-currency CODE --fx-rates FILE` reads from a file; the server has no such file, so these pages show the totals per currency only.", "보고서는 결제된 통화별로 운영 매출 합계를 보여 줍니다. 하나의 보고 통화로 환산하려면 환율이 필요한데, `shopledger report --reporting-currency CODE --fx-rates FILE`이 파일에서 읽습니다. 서버에는 그 파일이 없으므로 이 페이지는 통화별 합계만 보여 줍니다.")))</p>
             <h2>\(language.pick("Apple's sales report against the ledger", "Apple 판매 보고서와 원장 대조"))</h2>
             <form method="get" action="/money/apple" class="row">
             <span class="field"><label for="apple-date">\(language.pick("Apple's day (Pacific time)", "Apple 기준일 (미국 태평양 시간)"))</label>
@@ -207,7 +207,7 @@ struct MoneyRoutes: Sendable {
                 title: title, context: context, path: "/money",
                 """
                 \(form)
-                <p role="status">\(language.pick("No Summary Sales Report of \(date.description) was imported. Apple publishes a day's report the next day; `shopledger apple sales import FILE` (or `apple sales fetch`) stores it.", "\(date.description)의 Summary Sales Report를 가져오지 않았습니다. Apple은 다음 날 보고서를 공개하며, `shopledger apple sales import FILE` (또는 `apple sales fetch`)로 저장합니다."))</p>
+                <p role="status">\(Pages.prose(language.pick("No Summary Sales Report of \(date.description) was imported. Apple publishes a day's report the next day; `shopledger apple sales import FILE` (or `apple sales fetch`) stores it.", "\(date.description)의 Summary Sales Report를 가져오지 않았습니다. Apple은 다음 날 보고서를 공개하며, `shopledger apple sales import FILE` (또는 `apple sales fetch`)로 저장합니다.")))</p>
                 """)
         }
         return Pages.page(

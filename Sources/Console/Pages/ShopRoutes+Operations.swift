@@ -133,7 +133,7 @@ extension ShopRoutes {
             <h2>\(language.pick("Standby", "스탠바이"))</h2>
             \(standby)
             <h2>\(language.pick("Reconciliation", "대사"))</h2>
-            <p>\(language.pick("Runs every check of `shopledger reconcile` in one read-only snapshot: the ledger's invariants and the reports' own. It reads all of history, so it takes as long as the CLI does.", "`shopledger reconcile`의 모든 검사를 읽기 전용 스냅샷 하나에서 실행합니다: 원장의 불변 조건과 보고서 자체 검사. 전체 기록을 읽으므로 CLI만큼 걸립니다."))</p>
+            <p>\(Pages.prose(language.pick("Runs every check of `shopledger reconcile` in one read-only snapshot: the ledger's invariants and the reports' own. It reads all of history, so it takes as long as the CLI does.", "`shopledger reconcile`의 모든 검사를 읽기 전용 스냅샷 하나에서 실행합니다: 원장의 불변 조건과 보고서 자체 검사. 전체 기록을 읽으므로 CLI만큼 걸립니다.")))</p>
             <form method="post" action="/shop/ledger/reconcile" class="row">\(Pages.csrfField(context))
             <button type="submit">\(language.pick("Reconcile the ledger now", "지금 원장 대사 실행"))</button>
             </form>

@@ -159,7 +159,7 @@ extension ShopRoutes {
             <th scope="col">\(language.pick("Failures in a row", "연속 실패"))</th><th scope="col">\(language.pick("Waiting", "대기"))</th>
             <th scope="col">\(language.pick("Last delivered", "마지막 전송"))</th><th scope="col">\(language.pick("Action", "작업"))</th></tr></thead>
             <tbody>\(rows)</tbody></table>
-            <p>\(language.pick("Endpoints are added with `shopledger webhooks add` or the admin API (their signing secret is shown once).", "엔드포인트는 `shopledger webhooks add` 또는 관리 API로 추가합니다 (서명 비밀 값은 한 번만 표시됩니다)."))</p>
+            <p>\(Pages.prose(language.pick("Endpoints are added with `shopledger webhooks add` or the admin API (their signing secret is shown once).", "엔드포인트는 `shopledger webhooks add` 또는 관리 API로 추가합니다 (서명 비밀 값은 한 번만 표시됩니다).")))</p>
             <h2>\(language.pick("Failing endpoints", "실패 중인 엔드포인트"))</h2>
             \(failingList)
             <h2>\(language.pick("Replay", "재전송"))</h2>
