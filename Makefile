@@ -16,8 +16,9 @@ FUZZ_FAULT_SECONDS ?= 120
 .PHONY: run test test-faults test-ha fuzz build bench deps deps-test clean lint dist
 
 # Building and running need PostgreSQL's binaries, libpq and pkg-config only; the tests also need HAProxy,
-# nginx and openssl, pgBackRest, zlib's headers (CZlib: only the ReportsTests target links it), Chromium,
-# a Korean font and cmark-gfm (scripts/install-deps.sh says which test needs which).
+# nginx and openssl, pgBackRest, zlib's headers (CZlib: only the ReportsTests target links it), Chromium
+# and its WebDriver (with Selenium and axe-core from PyPI in .build/browser-venv), a Korean font and
+# cmark-gfm (scripts/install-deps.sh says which test needs which).
 deps:
 	@./scripts/install-deps.sh --for run
 

@@ -326,6 +326,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/ReportsBench", swiftSettings: strict),
+        .executableTarget(
+            name: "ConsoleBench",
+            dependencies: [
+                "BenchSupport", "Seeding", "CivilDates", "Ledger", "Postgres", "Receipts", "Reports",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/ConsoleBench", swiftSettings: strict),
 
         .executableTarget(
             name: "LoadBench",

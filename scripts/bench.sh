@@ -10,6 +10,7 @@ trap 'rm -rf "$out"' EXIT
 
 products=(shopledger PostgresBench LedgerBench ReceiptsBench LoadBench)
 [ -d Benchmarks/ReportsBench ] && products+=(ReportsBench)
+products+=(ConsoleBench)
 for product in "${products[@]}"; do
     $SWIFT build -c release --product "$product"
 done
@@ -34,6 +35,8 @@ run ReceiptsBench taskset -c 0 .build/release/ReceiptsBench 20000
 if [ -x .build/release/ReportsBench ]; then
     run ReportsBench .build/release/ReportsBench ${REPORTS_ARGS:-1000000}
 fi
+# The operators' console over a month of 20,000 purchases: a customer's page of 200 purchases, the reports.
+run ConsoleBench .build/release/ConsoleBench --server "$PWD/.build/release/shopledger"
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 memory=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
@@ -54,7 +57,7 @@ postgres=$( (ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -1 | xargs -I{}
     echo "## End to end (LoadBench)"
     echo
     sed -n '/^LoadBench (/,$p' "$out/LoadBench.txt"
-    for name in LedgerBench PostgresBench ReceiptsBench ReportsBench; do
+    for name in LedgerBench PostgresBench ReceiptsBench ReportsBench ConsoleBench; do
         [ -f "$out/$name.txt" ] || continue
         echo
         echo "## $name"

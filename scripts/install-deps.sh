@@ -8,8 +8,11 @@
 #              fault scenario puts in front of two servers), nginx and openssl (the TLS fault scenario
 #              runs deploy/nginx/shopledger.conf with a certificate openssl makes), pgBackRest (the
 #              backup-and-restore fault scenario archives WAL, backs up and restores a point in time
-#              with it), Chromium and a Korean font (the browser test renders
-#              the HTML report headless), promtool (Debian's prometheus: the alert rules' tests),
+#              with it), Chromium and a Korean font (the report tests render
+#              the HTML report headless), chromium-driver and python3-venv (the console's browser test,
+#              FaultTests.ConsoleBrowserTests, drives Chromium through WebDriver with Selenium and checks
+#              every page with axe-core: both from PyPI, pinned in Tests/Browser/requirements.txt, into a
+#              venv of the checkout's own, .build/browser-venv, which this script makes), promtool (Debian's prometheus: the alert rules' tests),
 #              cmark-gfm (GitHub's Markdown renderer: the report tests
 #              render the Markdown reports with it). `make run`'s private cluster is a development one and has no
 #              backups: a server host that wants them installs pgbackrest itself (docs/operations.md,
@@ -66,8 +69,13 @@ if [[ $purpose == test || $purpose == ha ]]; then
     command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
     # python3's http.server plays Patroni's REST API for `standby cluster`'s test.
     command -v python3 >/dev/null 2>&1 || missing+=(python3)
-    # A Korean font, so the browser test's screenshot shows the item names (not empty boxes).
+    # A Korean font, so the browser tests' screenshots show the item names (not empty boxes).
     { command -v fc-list >/dev/null 2>&1 && fc-list :lang=ko | grep -q .; } || missing+=(fonts-nanum)
+    # The console's browser test: Chromium's WebDriver, and Debian's python3 with venv (for Selenium).
+    command -v chromedriver >/dev/null 2>&1 || [[ -x /usr/bin/chromedriver ]] || missing+=(chromium-driver)
+    [[ -x /usr/bin/python3 ]] || missing+=(python3)
+    { [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import ensurepip, venv' >/dev/null 2>&1; } \
+        || missing+=(python3-venv)
 fi
 if [[ $purpose == ha ]]; then
     command -v patroni >/dev/null 2>&1 || missing+=(patroni)
@@ -76,7 +84,27 @@ if [[ $purpose == ha ]]; then
     command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 fi
 
+# Selenium and axe-selenium-python (pinned in Tests/Browser/requirements.txt) in the checkout's own venv,
+# .build/browser-venv, made with Debian's python3 (the system's Python is left as it is); again only when
+# the requirements changed since.
+browser_venv() {
+    [[ $purpose == test || $purpose == ha ]] || return 0
+    local root venv requirements
+    root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+    venv="$root/.build/browser-venv"
+    requirements="$root/Tests/Browser/requirements.txt"
+    if [[ -x $venv/bin/python3 ]] && cmp -s "$requirements" "$venv/installed-requirements.txt"; then
+        return 0
+    fi
+    echo "Installing the browser test's Python packages into $venv (from PyPI): selenium, axe-selenium-python"
+    mkdir -p "$root/.build"
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+    cp "$requirements" "$venv/installed-requirements.txt"
+}
+
 if ((${#missing[@]} == 0)); then
+    browser_venv
     exit 0
 fi
 
@@ -94,6 +122,7 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 echo "Installed: ${missing[*]}"
+browser_venv
 # Debian's packages start their own services where an init system runs: a system PostgreSQL cluster on
 # port 5432, HAProxy on its default configuration, and nginx on port 80. ShopLedger runs its own of each
 # and uses none of them.

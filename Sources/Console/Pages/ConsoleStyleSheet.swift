@@ -31,7 +31,7 @@ enum ConsoleStyleSheet {
         .error { color: var(--bad); font-weight: 600; }
         .ok { color: var(--good); font-weight: 600; }
         .muted, .who { color: var(--muted); }
-        .tag { display: inline-block; padding: 0 .4rem; border-radius: 3px; border: 1px solid var(--line); font-size: .85em; }
+        .tag { display: inline-block; white-space: nowrap; padding: 0 .4rem; border-radius: 3px; border: 1px solid var(--line); font-size: .85em; }
         dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
         dl.facts dt { color: var(--muted); }
         dl.facts dd { margin: 0; }
