@@ -92,6 +92,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Google Play's Developer API for one app's one-time products: a service account's RS256 assertion
+        // exchanged for access tokens, purchases get/acknowledge/consume, voided purchases, retries and
+        // quota; the real-time developer notifications' shapes. No database.
+        .target(
+            name: "GooglePlay",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // The shop's domain and its store: catalog, users, purchases, journal, grants, refunds.
         .target(
             name: "Ledger",
@@ -110,6 +125,7 @@ let package = Package(
             name: "Shop",
             dependencies: [
                 "AppStoreServerAPI",
+                "GooglePlay",
                 "Ledger",
                 "Receipts",
                 .product(name: "Logging", package: "swift-log"),
@@ -131,6 +147,7 @@ let package = Package(
                 "APIViews",
                 "AppStoreServerAPI",
                 "BuildInfo",
+                "GooglePlay",
                 "Ledger",
                 "Postgres",
                 "Receipts",
@@ -223,6 +240,7 @@ let package = Package(
                 "AppleSales",
                 "AppStoreServerAPI",
                 "BuildInfo",
+                "GooglePlay",
                 "Shop",
                 "ShopServer",
                 "Ledger",
@@ -313,6 +331,8 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "Postgres", "Ledger", "Receipts", "Webhooks", .product(name: "Logging", package: "swift-log"),
+                // The fake Google Play (FakeGooglePlay) serves on loopback.
+                .product(name: "NIOCore", package: "swift-nio"),
                 // The webhook receiver WebhooksTests and FaultTests post to.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -403,6 +423,20 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ], swiftSettings: strict),
+        // The Google Play client against the fake Google on loopback; the Play purchase, refund and push
+        // paths against it and a real PostgreSQL.
+        .testTarget(
+            name: "GooglePlayTests",
+            dependencies: [
+                "GooglePlay", "Shop", "ShopServer", "Ledger", "Postgres", "Receipts", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ], swiftSettings: strict),
