@@ -10,7 +10,7 @@ enum PlayTest {
 
     static var quietLogger: Logger {
         var logger = Logger(label: "shopledger.googleplay.tests")
-        logger.logLevel = .critical
+        logger.logLevel = ProcessInfo.processInfo.environment["PLAY_TEST_LOG"] == nil ? .critical : .warning
         return logger
     }
 

@@ -44,8 +44,8 @@ struct ReconcilerTests {
             #expect(examined["learned_prices_booked"] == 1)
             #expect(examined["receivable_matches_purchases"] == 3)  // production KRW, production USD, sandbox KRW
             // The ledger's 9 tables, Apple's sales reports' 2, the webhook outbox and attempts, the
-            // catalog's audit trail and the backups taken.
-            #expect(examined["append_only_enforced"] == 15)
+            // catalog's audit trail, the backups taken, and Google Play's tokens and acknowledgements.
+            #expect(examined["append_only_enforced"] == 17)
             #expect(examined["equipped_items_owned"] == 3)
             #expect(report.text.hasSuffix("reconcile: all 15 checks passed"))
             let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]

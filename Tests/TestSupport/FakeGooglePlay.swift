@@ -72,6 +72,7 @@ public final class FakeGooglePlay: Sendable {
         var tokenRequests = 0
         var assertionProblems: [String] = []
         var stopped = false
+        var acknowledgementsFail = false
     }
 
     private struct VoidedEntry {
@@ -132,6 +133,9 @@ public final class FakeGooglePlay: Sendable {
     public func script(_ fault: Fault, times: Int = 1) {
         state.withLock { $0.faults += Array(repeating: fault, count: times) }
     }
+
+    /// Every acknowledgement is answered 503 `UNAVAILABLE` while `fail` holds.
+    public func failAcknowledgements(_ fail: Bool) { state.withLock { $0.acknowledgementsFail = fail } }
 
     public var requests: [Request] { state.withLock { $0.requests } }
     public var tokenRequests: Int { state.withLock { $0.tokenRequests } }
@@ -337,6 +341,9 @@ public final class FakeGooglePlay: Sendable {
             case (.get, nil):
                 return Self.json(200, Self.productPurchase(purchase))
             case (.post, "acknowledge"?):
+                if state.acknowledgementsFail {
+                    return Self.error(503, "UNAVAILABLE", "The service is currently unavailable.")
+                }
                 guard purchase.state == 0 else {
                     return Self.error(
                         400, "FAILED_PRECONDITION",

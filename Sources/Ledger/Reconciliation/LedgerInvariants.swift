@@ -385,10 +385,12 @@ public enum LedgerInvariants {
     /// (migration 0016) and the catalog's audit trail (`catalog_changes`, migration 0017) are records too.
     /// The outbox and the attempts have one exception, inside the same trigger function: `webhook_prune`
     /// deletes rows older than the retention window (migration 0018). The backups pgBackRest took
-    /// (`backups`, migration 0019) stay recorded too.
+    /// (`backups`, migration 0019) stay recorded too, and so do Google Play's purchase tokens and their
+    /// acknowledgements (migration 0021).
     public static let appendOnlyTables = [
         "store_transactions", "purchases", "journal_entry_rows", "posting_rows", "refund_events", "grant_event_rows",
         "store_notifications", "purchase_prices", "support_actions", "apple_sales_reports", "apple_sales_report_rows",
-        "webhook_outbox", "webhook_attempts", "catalog_changes", "backups",
+        "webhook_outbox", "webhook_attempts", "catalog_changes", "backups", "google_play_purchases",
+        "google_play_acknowledgements",
     ]
 }
