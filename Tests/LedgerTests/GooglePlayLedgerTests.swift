@@ -25,6 +25,18 @@ struct GooglePlayLedgerTests {
         return transaction
     }
 
+    /// Keeps the token of a recorded Play purchase and Google's acknowledgement, as the desk does (the
+    /// `google_play_acknowledged` invariant asks for both).
+    static func acknowledged(_ transaction: VerifiedTransaction, _ ledger: LedgerStore) async throws {
+        let token = "token-" + transaction.transactionId
+        try await ledger.recordGooglePlayToken(
+            GooglePlayToken(
+                purchaseToken: token, packageName: "com.memolease.sesac1", environment: transaction.environment,
+                transactionId: transaction.transactionId, orderId: transaction.transactionId,
+                productId: transaction.productId, consumable: false, purchaseDate: transaction.purchaseDate))
+        try await ledger.recordGooglePlayAcknowledgement(purchaseToken: token, consumed: false)
+    }
+
     @Test("an item's Play product id is set once: never changed, never another item's")
     func productIdSetOnce() async throws {
         try await withLedger { db, _ in
@@ -57,6 +69,7 @@ struct GooglePlayLedgerTests {
             }
             let priced = try await ledger.recordPurchase(
                 Self.play("GPA.1", productId: "sprout2", price: 2_500_000), for: "alice")
+            try await Self.acknowledged(Self.play("GPA.1", productId: "sprout2"), ledger)
             guard case .recorded(let purchase) = priced else {
                 Issue.record("not recorded: \(priced)")
                 return
@@ -68,8 +81,33 @@ struct GooglePlayLedgerTests {
             #expect(accounts == ["receivable:google_play", "revenue:face"])
             let test = try await ledger.recordPurchase(
                 Self.play("GPA.2", productId: "sprout2", environment: .sandbox), for: "alice")
+            try await Self.acknowledged(Self.play("GPA.2", productId: "sprout2", environment: .sandbox), ledger)
             #expect(test.purchase?.book == "sandbox")
             #expect(try await Reconciler(client: db.client, checks: LedgerInvariants.all).run().passed)
+        }
+    }
+
+    @Test("reconcile names a Play purchase without its token, and one never acknowledged nor refunded")
+    func reconcileFindsUnacknowledged() async throws {
+        try await withLedger { db, ledger in
+            try await CatalogStore(client: db.client).setGoogleProductId(.face(2), "sprout2")
+            _ = try await ledger.register(uid: "alice", profile: testProfile)
+            let check = GooglePlayInvariants.acknowledged
+            let play = Self.play("GPA.1", productId: "sprout2")
+            _ = try await ledger.recordPurchase(play, for: "alice")
+            var report = try await Reconciler(client: db.client, checks: [check]).run()
+            #expect(report.checks.first?.failures.map(\.detail) == ["no purchase token recorded"])
+            try await ledger.recordGooglePlayToken(
+                GooglePlayToken(
+                    purchaseToken: "tok", packageName: "com.memolease.sesac1", environment: .production,
+                    transactionId: "GPA.1", orderId: "GPA.1", productId: "sprout2", consumable: false,
+                    purchaseDate: play.purchaseDate))
+            report = try await Reconciler(client: db.client, checks: [check]).run()
+            #expect(report.checks.first?.failures.first?.detail.hasPrefix("not acknowledged within three days") == true)
+            // Google refunded it (the voided read): the ledger agrees with Google again.
+            _ = try await ledger.recordGooglePlayVoid(
+                GooglePlayVoid(purchaseToken: "tok", orderId: "GPA.1", voidedDate: Date()))
+            #expect(try await Reconciler(client: db.client, checks: [check]).run().passed)
         }
     }
 
@@ -82,6 +120,7 @@ struct GooglePlayLedgerTests {
             #expect(try await ledger.recordGooglePlayVoid(void) == .parked)
             #expect(try await ledger.recordGooglePlayVoid(void) == .duplicate(nil))
             let recorded = try await ledger.recordPurchase(Self.play("GPA.1", productId: "sprout2"), for: "alice")
+            try await Self.acknowledged(Self.play("GPA.1", productId: "sprout2"), ledger)
             #expect(recorded.purchase?.state == .refunded)
             #expect(try await ledger.recordGooglePlayVoid(void) == .duplicate(.refunded))
         }

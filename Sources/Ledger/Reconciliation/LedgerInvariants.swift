@@ -9,7 +9,7 @@ public enum LedgerInvariants {
         learnedPricesBooked, grantsMatchHistory, liveGrantsBacked, refundEventsApplied, notificationsApplied,
         equippedItemsOwned,
         noOrphans, appendOnlyEnforced, SupportInvariants.grantsBacked, FirstPurchaseInvariants.caughtUp,
-        CatalogInvariants.audited,
+        CatalogInvariants.audited, GooglePlayInvariants.acknowledged,
     ]
 
     /// SQL naming purchase/entry `x`'s store transaction.
