@@ -28,7 +28,7 @@ struct GoogleSyncCommand: AsyncParsableCommand {
     @Option(help: "Start of the voided purchases read: YYYY-MM-DD (UTC) or an ISO 8601 time.")
     var since: TimeArgument
 
-    @OptionGroup(title: "Google Play") var googlePlay: GooglePlayOptions
+    @OptionGroup(title: "Google Play") var googlePlay: GooglePlayAPIOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 

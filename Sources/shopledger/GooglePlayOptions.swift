@@ -4,20 +4,10 @@ import GooglePlay
 import Logging
 import ShopServer
 
-/// Google Play's settings (docs/google-play.md): each a flag, or a `SHOPLEDGER_GOOGLE_PLAY_*` environment
-/// variable when the flag is absent. Without a package and a service account Google Play is not configured.
+/// `serve`'s Google Play settings (docs/google-play.md): the API's, then the budget, the sync and the pushes;
+/// each a flag, or a `SHOPLEDGER_GOOGLE_PLAY_*` environment variable when the flag is absent.
 struct GooglePlayOptions: ParsableArguments {
-    @Option(
-        name: .customLong("google-play-package"),
-        help: "The Android app's package name on Google Play. Default: $SHOPLEDGER_GOOGLE_PLAY_PACKAGE")
-    var package: String?
-
-    @Option(
-        name: .customLong("google-service-account-file"),
-        help:
-            "The service account's JSON key file with access to the Google Play Developer API. Default: $SHOPLEDGER_GOOGLE_SERVICE_ACCOUNT_FILE"
-    )
-    var serviceAccountFile: String?
+    @OptionGroup var api: GooglePlayAPIOptions
 
     @Option(
         name: .customLong("google-play-verify-budget"), parsing: .unconditional,
@@ -61,52 +51,10 @@ struct GooglePlayOptions: ParsableArguments {
     )
     var pushCertificatesFile: String?
 
-    @Option(
-        name: .customLong("google-play-api-url"),
-        help: ArgumentHelp(
-            "Root of the Google Play Developer API (tests). Default: $SHOPLEDGER_GOOGLE_PLAY_API_URL or https://androidpublisher.googleapis.com",
-            visibility: .hidden))
-    var apiURL: String?
-
-    @Option(
-        name: .customLong("google-play-token-url"),
-        help: ArgumentHelp(
-            "OAuth token endpoint (tests). Default: $SHOPLEDGER_GOOGLE_PLAY_TOKEN_URL or the key file's token_uri",
-            visibility: .hidden))
-    var tokenURL: String?
-
-    /// The API client's configuration, or nil when Google Play is not configured at all.
-    func apiConfiguration() throws -> GooglePlayConfiguration? {
-        let package = package ?? Environment.string("SHOPLEDGER_GOOGLE_PLAY_PACKAGE")
-        let file = serviceAccountFile ?? Environment.string("SHOPLEDGER_GOOGLE_SERVICE_ACCOUNT_FILE")
-        if package == nil, file == nil { return nil }
-        guard let package, let file else {
-            throw ValidationError("Google Play needs both --google-play-package and --google-service-account-file")
-        }
-        try SecretFile.checkPrivate(file, what: "the Google service account key")
-        let credential: ServiceAccountCredential
-        do {
-            credential = try ServiceAccountCredential(contentsOfFile: file)
-        } catch {
-            throw ValidationError("--google-service-account-file: \(error.message)")
-        }
-        let configuration = GooglePlayConfiguration(
-            packageName: package, credential: credential,
-            apiBaseURL: apiURL ?? Environment.string("SHOPLEDGER_GOOGLE_PLAY_API_URL")
-                ?? GooglePlayConfiguration.googleAPIBaseURL,
-            tokenURL: tokenURL ?? Environment.string("SHOPLEDGER_GOOGLE_PLAY_TOKEN_URL"))
-        do {
-            try configuration.validate()
-        } catch {
-            throw ValidationError("Google Play: \(error.message)")
-        }
-        return configuration
-    }
-
     /// Google Play's settings, the push certificates fetched now when pushes are configured with a URL;
     /// nil when Google Play is not configured.
     func settings(logger: Logger) async throws -> GooglePlaySettings? {
-        guard let api = try apiConfiguration() else { return nil }
+        guard let api = try api.apiConfiguration() else { return nil }
         var settings = GooglePlaySettings(
             api: api,
             verificationBudget: try Setting.duration(
@@ -147,5 +95,63 @@ struct GooglePlayOptions: ParsableArguments {
         }
         settings.push = .init(audience: audience, serviceAccountEmail: account, certificates: store)
         return settings
+    }
+}
+
+/// What reaching the Google Play Developer API takes (`serve` and `shopledger google sync`): the package and
+/// the service account. Without both Google Play is not configured.
+struct GooglePlayAPIOptions: ParsableArguments {
+    @Option(
+        name: .customLong("google-play-package"),
+        help: "The Android app's package name on Google Play. Default: $SHOPLEDGER_GOOGLE_PLAY_PACKAGE")
+    var package: String?
+
+    @Option(
+        name: .customLong("google-service-account-file"),
+        help:
+            "The service account's JSON key file with access to the Google Play Developer API. Default: $SHOPLEDGER_GOOGLE_SERVICE_ACCOUNT_FILE"
+    )
+    var serviceAccountFile: String?
+
+    @Option(
+        name: .customLong("google-play-api-url"),
+        help: ArgumentHelp(
+            "Root of the Google Play Developer API (tests). Default: $SHOPLEDGER_GOOGLE_PLAY_API_URL or https://androidpublisher.googleapis.com",
+            visibility: .hidden))
+    var apiURL: String?
+
+    @Option(
+        name: .customLong("google-play-token-url"),
+        help: ArgumentHelp(
+            "OAuth token endpoint (tests). Default: $SHOPLEDGER_GOOGLE_PLAY_TOKEN_URL or the key file's token_uri",
+            visibility: .hidden))
+    var tokenURL: String?
+
+    /// The API client's configuration, or nil when Google Play is not configured at all.
+    func apiConfiguration() throws -> GooglePlayConfiguration? {
+        let package = package ?? Environment.string("SHOPLEDGER_GOOGLE_PLAY_PACKAGE")
+        let file = serviceAccountFile ?? Environment.string("SHOPLEDGER_GOOGLE_SERVICE_ACCOUNT_FILE")
+        if package == nil, file == nil { return nil }
+        guard let package, let file else {
+            throw ValidationError("Google Play needs both --google-play-package and --google-service-account-file")
+        }
+        try SecretFile.checkPrivate(file, what: "the Google service account key")
+        let credential: ServiceAccountCredential
+        do {
+            credential = try ServiceAccountCredential(contentsOfFile: file)
+        } catch {
+            throw ValidationError("--google-service-account-file: \(error.message)")
+        }
+        let configuration = GooglePlayConfiguration(
+            packageName: package, credential: credential,
+            apiBaseURL: apiURL ?? Environment.string("SHOPLEDGER_GOOGLE_PLAY_API_URL")
+                ?? GooglePlayConfiguration.googleAPIBaseURL,
+            tokenURL: tokenURL ?? Environment.string("SHOPLEDGER_GOOGLE_PLAY_TOKEN_URL"))
+        do {
+            try configuration.validate()
+        } catch {
+            throw ValidationError("Google Play: \(error.message)")
+        }
+        return configuration
     }
 }
