@@ -131,7 +131,9 @@ func shopApplication(
     AdminWebhookRoutes(
         store: WebhookStore(client: client), body: body, destinations: configuration.webhookDestinations
     ).register(on: admins)
-    AdminCatalogRoutes(catalog: CatalogStore(client: client), body: body).register(on: admins)
+    let catalogAdmin = AdminCatalogRoutes(catalog: CatalogStore(client: client), body: body)
+    catalogAdmin.register(on: admins)
+    catalogAdmin.registerGooglePlay(on: admins)
 
     let responder = ShopResponder(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,

@@ -197,3 +197,34 @@ struct PlayPurchaseTests {
         }
     }
 }
+
+@Suite("Google Play product ids by the admin API")
+struct PlayCatalogAdminTests {
+    @Test("the admin token maps an item to its Play product id once; a user cannot")
+    func adminMapsProduct() async throws {
+        let fake = FakeGooglePlay()
+        fake.add(.init(productId: "sprout4", token: "tok-4", orderId: "GPA.4"))
+        try await withPlayServer(fake) { client, _, _ in
+            try await client.register("alice")
+            #expect(
+                try await client.playPurchase("alice", token: "tok-4", productId: "sprout4").errorCode
+                    == "unknown_product")
+            let admin = "Bearer admin-token-for-tests-0123456789"
+            let uri = "/api/v1/admin/catalog/face/4/google-product"
+            let byUser = try await client.call(.post, uri, uid: "alice", json: ["googleProductId": "sprout4"])
+            #expect(byUser.status == .unauthorized || byUser.status == .forbidden)
+            let set = try await client.call(.post, uri, authorization: admin, json: ["googleProductId": "sprout4"])
+            #expect(set.status == .ok, "\(set.body)")
+            #expect(set.json["googleProductId"] as? String == "sprout4")
+            let changed = try await client.call(.post, uri, authorization: admin, json: ["googleProductId": "other4"])
+            #expect(changed.status == .unprocessableContent && changed.errorCode == "invalid_input")
+            let taken = try await client.call(
+                .post, "/api/v1/admin/catalog/face/3/google-product", authorization: admin,
+                json: ["googleProductId": "sprout4"])
+            #expect(taken.status == .unprocessableContent)
+            let bought = try await client.playPurchase("alice", token: "tok-4", productId: "sprout4")
+            #expect(bought.status == .ok, "\(bought.body)")
+            #expect(try await client.ownedFaces("alice").contains(4))
+        }
+    }
+}

@@ -65,6 +65,7 @@ struct RouteAccessTests {
         "POST /api/v1/admin/catalog": .admin,
         "POST /api/v1/admin/catalog/{kind}/{index}/rename": .admin,
         "POST /api/v1/admin/catalog/{kind}/{index}/retire": .admin,
+        "POST /api/v1/admin/catalog/{kind}/{index}/google-product": .admin,
     ]
 
     @Test("every registered route has its access decided, and answers a request without credentials by it")
