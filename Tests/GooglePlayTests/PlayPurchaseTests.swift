@@ -3,6 +3,8 @@ import GooglePlay
 import HTTPTypes
 import Ledger
 import Postgres
+import Shop
+import ShopServer
 import TestSupport
 import Testing
 
@@ -225,6 +227,33 @@ struct PlayCatalogAdminTests {
             let bought = try await client.playPurchase("alice", token: "tok-4", productId: "sprout4")
             #expect(bought.status == .ok, "\(bought.body)")
             #expect(try await client.ownedFaces("alice").contains(4))
+        }
+    }
+}
+
+@Suite("Google Play and the per-user limits")
+struct PlayLimitTests {
+    @Test("tokens Google refuses are spent from the refused-proof allowance; past it Google is not asked")
+    func refusedTokensLimited() async throws {
+        let fake = FakeGooglePlay()
+        fake.add(.init(productId: "sprout2", token: "tok-good", orderId: "GPA.1"))
+        try await withPlayServer(fake, configure: { $0.refusedProofLimit = RateLimit(count: 2, seconds: 3600) }) {
+            client, _, _ in
+            try await client.register("mallory")
+            try await client.register("alice")
+            // A good purchase spends nothing.
+            #expect(try await client.playPurchase("alice", token: "tok-good").status == .ok)
+            for index in 1...2 {
+                let refused = try await client.playPurchase("mallory", token: "forged-\(index)")
+                #expect(refused.errorCode == "purchase_not_found")
+            }
+            let asked = fake.requests.count
+            let limited = try await client.playPurchase("mallory", token: "forged-3")
+            #expect(limited.status == .tooManyRequests && limited.errorCode == "rate_limited", "\(limited.body)")
+            #expect(fake.requests.count == asked)
+            // Another user is not held back by mallory's refusals.
+            fake.add(.init(productId: "background1", token: "tok-b", orderId: "GPA.2"))
+            #expect(try await client.playPurchase("alice", token: "tok-b", productId: "background1").status == .ok)
         }
     }
 }

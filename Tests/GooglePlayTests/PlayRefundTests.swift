@@ -167,3 +167,23 @@ struct PlayRefundTests {
         }
     }
 }
+
+@Suite("Google Play acknowledgement deadline")
+struct PlayAcknowledgementDeadlineTests {
+    @Test("a purchase past Google's three days is no longer owed an acknowledgement")
+    func pastDeadline() async throws {
+        let fake = FakeGooglePlay()
+        fake.add(.init(productId: "sprout2", token: "tok-old", orderId: "GPA.9"))
+        try await withPlayServer(fake) { client, db, _ in
+            try await client.register("alice")
+            fake.failAcknowledgements(true)
+            #expect(try await client.playPurchase("alice", token: "tok-old").status == .ok)
+            let ledger = LedgerStore(client: db.client, logger: PlayTest.quietLogger)
+            // Bought in November 2025: long past.
+            #expect(try await ledger.googlePlayAcknowledgementsOwed().isEmpty)
+            #expect(
+                try await ledger.googlePlayAcknowledgementsOwed(now: Date(timeIntervalSince1970: 1_763_000_100)).count
+                    == 1)
+        }
+    }
+}

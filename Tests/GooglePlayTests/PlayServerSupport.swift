@@ -29,6 +29,7 @@ func playSettings(_ fake: FakeGooglePlay, base: String) throws -> GooglePlaySett
 /// of its own whose catalog sells face 2 on Google Play as `sprout2` and background 1 as `background1`.
 func withPlayServer(
     _ fake: FakeGooglePlay, label: String = #function,
+    configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
     _ body: @escaping @Sendable (any TestClientProtocol, TestDatabase, GooglePlaySettings) async throws -> Void
 ) async throws {
     try await fake.run { base in
@@ -44,6 +45,7 @@ func withPlayServer(
                 refusedProofLimit: .off, refusedNotificationLimit: .off)
             let settings = try playSettings(fake, base: base)
             configuration.googlePlay = settings
+            configure(&configuration)
             let app = try buildApplication(
                 configuration: configuration, client: db.client, logger: PlayTest.quietLogger)
             try await app.test(.router) { client in try await body(client, db, settings) }

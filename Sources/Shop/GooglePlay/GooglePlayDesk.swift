@@ -58,28 +58,24 @@ package struct GooglePlayDesk: Sendable {
             throw GooglePlayRefusal(
                 .wrongPackage, "this server sells for \(client.packageName), not \(packageName.prefix(100))")
         }
+        // Each token costs a call on the app's Google quota: a user's tokens Google refuses are spent from
+        // the same refused-proof allowance as Apple proofs (a ticket taken now, given back unless refused).
+        let ticket = try purchases.admitProof(uid)
         if let wait = purchases.limits.purchases.take(uid) {
+            purchases.limits.refusedProofs.release(ticket, refund: true)
             purchases.counters.recordRateLimited("purchases")
             throw RateLimitedError(limit: "purchases", retryAfter: wait)
         }
-        guard let deadline = RequestBudget.deadline(budget: verificationBudget, reserve: ledgerReserve) else {
-            throw GooglePlayUnavailable(message: "no time left in this request to ask Google Play")
-        }
         let answer: ProductPurchase
         do {
-            answer = try await client.within(deadline).productPurchase(productId: productId, token: token)
-        } catch let error as GooglePlayError where error.code == .invalidInput {
-            purchases.counters.recordRefusal("purchase_not_found")
-            throw GooglePlayRefusal(.purchaseNotFound, "the purchase token or product id is not one Google issues")
-        } catch let error as GooglePlayError
-            where error.code == .apiError && [400, 404, 410].contains(error.httpStatus)
-        {
-            purchases.counters.recordRefusal("purchase_not_found")
-            throw GooglePlayRefusal(.purchaseNotFound, "Google Play does not know this purchase of \(productId)")
-        } catch let error as GooglePlayError {
-            logger.warning("could not verify a Google Play purchase", metadata: ["error": "\(error)"])
-            throw GooglePlayUnavailable(
-                message: "Google Play did not answer in time: \(error.code)", retryAt: error.retryAt)
+            answer = try await verified(productId: productId, token: token)
+            purchases.limits.refusedProofs.release(ticket, refund: answer.purchaseState != .cancelled)
+        } catch let refusal as GooglePlayRefusal {
+            purchases.limits.refusedProofs.release(ticket, refund: false)
+            throw refusal
+        } catch {
+            purchases.limits.refusedProofs.release(ticket, refund: true)
+            throw error
         }
         switch answer.purchaseState {
         case .purchased?:
@@ -102,6 +98,30 @@ package struct GooglePlayDesk: Sendable {
         let acknowledged = await acknowledge(
             record, alreadyAcknowledged: answer.isAcknowledged, deadline: RequestBudget.workDeadline)
         return .recorded(outcome, acknowledged: acknowledged)
+    }
+
+    /// Google's answer about the purchase, within the request's budget.
+    ///
+    /// - Throws: ``GooglePlayRefusal`` (`purchase_not_found`) or ``GooglePlayUnavailable``.
+    private func verified(productId: String, token: String) async throws -> ProductPurchase {
+        guard let deadline = RequestBudget.deadline(budget: verificationBudget, reserve: ledgerReserve) else {
+            throw GooglePlayUnavailable(message: "no time left in this request to ask Google Play")
+        }
+        do {
+            return try await client.within(deadline).productPurchase(productId: productId, token: token)
+        } catch let error as GooglePlayError where error.code == .invalidInput {
+            purchases.counters.recordRefusal("purchase_not_found")
+            throw GooglePlayRefusal(.purchaseNotFound, "the purchase token or product id is not one Google issues")
+        } catch let error as GooglePlayError
+            where error.code == .apiError && [400, 404, 410].contains(error.httpStatus)
+        {
+            purchases.counters.recordRefusal("purchase_not_found")
+            throw GooglePlayRefusal(.purchaseNotFound, "Google Play does not know this purchase of \(productId)")
+        } catch let error as GooglePlayError {
+            logger.warning("could not verify a Google Play purchase", metadata: ["error": "\(error)"])
+            throw GooglePlayUnavailable(
+                message: "Google Play did not answer in time: \(error.code)", retryAt: error.retryAt)
+        }
     }
 
     /// Tells Google the purchase was granted (``GooglePlayAcknowledger``) within `deadline`.
