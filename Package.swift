@@ -373,6 +373,8 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "shopledger", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                // serve's Google Play settings, as built from its flags.
+                "GooglePlay", "ShopServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),

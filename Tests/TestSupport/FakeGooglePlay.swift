@@ -191,10 +191,17 @@ public final class FakeGooglePlay: Sendable {
     // MARK: Serving
 
     /// Runs the fake on a free loopback port for the duration of `body`, which gets its base URL (the
-    /// token endpoint is `<base>/token`, the Developer API's root `<base>`).
+    /// token endpoint is `<base>/token`, the Developer API's root `<base>`, the push certificates
+    /// `<base>/oauth2/v1/certs`).
     public func run<R: Sendable>(_ body: @Sendable (_ baseURL: String) async throws -> R) async throws -> R {
         let router = Router()
         router.post("/token") { request, _ in try await self.token(request) }
+        // Google's OAuth certificates (`oauth2/v1/certs`), with the max-age Google sends.
+        router.get("/oauth2/v1/certs") { _, _ in
+            var response = Self.json(200, [self.pushKeyId: self.pushSigner.certificatePEM])
+            response.headers[.cacheControl] = "public, max-age=20000, must-revalidate, no-transform"
+            return response
+        }
         router.on("/androidpublisher/**", method: .get) { request, _ in try await self.api(request) }
         router.on("/androidpublisher/**", method: .post) { request, _ in try await self.api(request) }
         var logger = Logger(label: "fake-google-play")
