@@ -19,6 +19,8 @@ public struct GooglePlayClient: Sendable {
     let tokens: AccessTokenSource
     let limiter: GooglePlayRateLimiter
     let logger: Logger
+    /// Counts requests and failures (the server's metrics), when given.
+    let observer: (any GooglePlayObserver)?
     /// Set by ``within(_:)``: every call ends by then.
     private(set) var deadline: ContinuousClock.Instant?
 
@@ -29,12 +31,13 @@ public struct GooglePlayClient: Sendable {
 
     public init(
         configuration: GooglePlayConfiguration, httpClient: HTTPClient = .shared,
-        logger: Logger = Logger(label: "shopledger.googleplay")
+        logger: Logger = Logger(label: "shopledger.googleplay"), observer: (any GooglePlayObserver)? = nil
     ) throws(GooglePlayError) {
         try configuration.validate()
         self.configuration = configuration
         self.httpClient = httpClient
         self.logger = logger
+        self.observer = observer
         self.tokens = AccessTokenSource(
             credential: configuration.credential, tokenURL: configuration.tokenURL, httpClient: httpClient)
         self.limiter = GooglePlayRateLimiter(
@@ -54,18 +57,20 @@ public struct GooglePlayClient: Sendable {
 
     /// `purchases.products.get`: the purchase `token` of `productId` in the configured package.
     public func productPurchase(productId: String, token: String) async throws -> ProductPurchase {
-        try await send(.GET, try productPath(productId, token), as: ProductPurchase.self)
+        try await send(.GET, try productPath(productId, token), endpoint: "products_get", as: ProductPurchase.self)
     }
 
     /// `purchases.products.acknowledge`: without it Google refunds the purchase three days after it.
     public func acknowledge(productId: String, token: String) async throws {
         _ = try await send(
-            .POST, try productPath(productId, token) + ":acknowledge", body: Data("{}".utf8), as: Empty.self)
+            .POST, try productPath(productId, token) + ":acknowledge", body: Data("{}".utf8),
+            endpoint: "products_acknowledge", as: Empty.self)
     }
 
     /// `purchases.products.consume`: a consumable can be bought again once consumed.
     public func consume(productId: String, token: String) async throws {
-        _ = try await send(.POST, try productPath(productId, token) + ":consume", as: Empty.self)
+        _ = try await send(
+            .POST, try productPath(productId, token) + ":consume", endpoint: "products_consume", as: Empty.self)
     }
 
     // MARK: Voided purchases
@@ -85,7 +90,7 @@ public struct GooglePlayClient: Sendable {
         var pageToken: String?
         for _ in 0..<Self.maxPages {
             let answer = try await send(
-                .GET, path, query: query + (pageToken.map { [("token", $0)] } ?? []),
+                .GET, path, query: query + (pageToken.map { [("token", $0)] } ?? []), endpoint: "voided_purchases",
                 as: Wire.VoidedPurchasesListResponse.self)
             try await page(answer.voidedPurchases ?? [])
             guard let next = answer.tokenPagination?.nextPageToken, !next.isEmpty, next != pageToken else { return }
@@ -113,8 +118,21 @@ public struct GooglePlayClient: Sendable {
         return value
     }
 
+    /// One call: the attempts of ``attempts(_:_:query:body:endpoint:as:)``, its failure told to the observer.
     func send<Response: Decodable>(
-        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil,
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Data? = nil, endpoint: String,
+        as type: Response.Type
+    ) async throws -> Response {
+        do {
+            return try await attempts(method, path, query: query, body: body, endpoint: endpoint, as: type)
+        } catch let error as GooglePlayError {
+            observer?.recordGooglePlayFailure(endpoint: endpoint, code: error.code.rawValue)
+            throw error
+        }
+    }
+
+    private func attempts<Response: Decodable>(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)], body: Data?, endpoint: String,
         as type: Response.Type
     ) async throws -> Response {
         let url = configuration.trimmedAPIBaseURL + path + Self.queryString(query)
@@ -137,7 +155,14 @@ public struct GooglePlayClient: Sendable {
                 request.body = .bytes(ByteBuffer(bytes: body))
             }
             let outcome: GooglePlayRetryPolicy.Outcome
-            switch try await exchange(request, timeout: try timeLeft()) {
+            let sent = ContinuousClock.now
+            let exchanged = try await exchange(request, timeout: try timeLeft())
+            if let observer {
+                var status: Int?
+                if case .answered(let code, _, _) = exchanged { status = code }
+                observer.recordGooglePlayRequest(endpoint: endpoint, status: status, duration: .now - sent)
+            }
+            switch exchanged {
             case .answered(let status, _, let bytes) where (200..<300).contains(status):
                 return try Self.decode(Response.self, from: bytes, status: status)
             case .answered(let status, let headers, let bytes):

@@ -75,7 +75,7 @@ func shopApplication(
         priceBudget: configuration.appStorePriceBudget, ledgerReserve: configuration.appStoreLedgerReserve,
         limits: limits, logger: logger)
 
-    let googlePlay = try googlePlayDesk(configuration, desk: desk, logger: logger)
+    let googlePlay = try googlePlayDesk(configuration, desk: desk, logger: logger, metrics: metrics)
 
     let router = Router(context: ShopRequestContext.self)
     router.add(middleware: ErrorMiddleware())
@@ -246,12 +246,13 @@ private func appStoreClient(
 
 /// Google Play's desk when Google Play is configured.
 private func googlePlayDesk(
-    _ configuration: ServerConfiguration, desk: PurchaseDesk, logger: Logger
+    _ configuration: ServerConfiguration, desk: PurchaseDesk, logger: Logger, metrics: ShopMetrics
 ) throws -> GooglePlayDesk? {
     guard let settings = configuration.googlePlay else { return nil }
     do {
         return GooglePlayDesk(
-            client: try GooglePlayClient(configuration: settings.api, logger: logger), purchases: desk,
+            client: try GooglePlayClient(configuration: settings.api, logger: logger, observer: metrics),
+            purchases: desk,
             verificationBudget: settings.verificationBudget, ledgerReserve: configuration.appStoreLedgerReserve,
             logger: logger)
     } catch {

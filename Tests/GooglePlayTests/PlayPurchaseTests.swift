@@ -158,6 +158,16 @@ struct PlayPurchaseTests {
             #expect(try await count(db, "SELECT count(*) FROM purchases") == 0)
             let retry = try await client.playPurchase("alice", token: "tok-a")
             #expect(retry.status == .ok, "\(retry.body)")
+            // /metrics counts each attempt, and the call that failed for good.
+            let metrics = try await client.call(.get, "/metrics").body.split(separator: "\n")
+            func line(_ name: String, _ labels: [String]) -> Bool {
+                metrics.contains { row in row.hasPrefix(name + "{") && labels.allSatisfy { row.contains($0) } }
+            }
+            #expect(line("shop_googleplay_api_requests_total", [#"endpoint="products_get""#, #"status="503""#]))
+            #expect(line("shop_googleplay_api_requests_total", [#"endpoint="products_get""#, #"status="200""#]))
+            #expect(
+                line("shop_googleplay_api_requests_total", [#"endpoint="products_acknowledge""#, #"status="204""#]))
+            #expect(line("shop_googleplay_api_errors_total", [#"endpoint="products_get""#, #"code="api_error""#]))
         }
     }
 
