@@ -95,8 +95,15 @@ package struct GooglePlayDesk: Sendable {
             transactionId: transaction.transactionId, orderId: answer.orderId, productId: productId,
             consumable: false, purchaseDate: transaction.purchaseDate)
         try await purchases.ledger.recordGooglePlayToken(record)
-        let acknowledged = await acknowledge(
-            record, alreadyAcknowledged: answer.isAcknowledged, deadline: RequestBudget.workDeadline)
+        // Within what is left of the request, less the reserve for recording Google's answer: a request
+        // cut short by its own deadline would answer 503 for a purchase recorded. Not in time: the sync's.
+        guard let deadline = RequestBudget.deadline(budget: verificationBudget, reserve: ledgerReserve) else {
+            logger.notice(
+                "no time left in this request to acknowledge a Google Play purchase; the sync does",
+                metadata: ["transaction": "\(record.transactionId)"])
+            return .recorded(outcome, acknowledged: false)
+        }
+        let acknowledged = await acknowledge(record, alreadyAcknowledged: answer.isAcknowledged, deadline: deadline)
         return .recorded(outcome, acknowledged: acknowledged)
     }
 
