@@ -124,6 +124,8 @@ let package = Package(
         .target(
             name: "Shop",
             dependencies: [
+                // Google Play's alpha-2 region codes as StoreKit's alpha-3 storefronts (StorefrontCountries).
+                "AppleSales",
                 "AppStoreServerAPI",
                 "GooglePlay",
                 "Ledger",

@@ -3,6 +3,7 @@ import GooglePlay
 import HTTPTypes
 import Ledger
 import Postgres
+import Receipts
 import Shop
 import ShopServer
 import TestSupport
@@ -34,7 +35,8 @@ struct PlayPurchaseTests {
                 """
             ).single()
             let (unpriced, book, storefront) = try row.decode((Bool, String, String?).self)
-            #expect(unpriced && book == "production" && storefront == "KR")
+            // Google's alpha-2 region as StoreKit's alpha-3 storefront, so reports add both stores' countries.
+            #expect(unpriced && book == "production" && storefront == "KOR")
             #expect(fake.purchase("tok-a")?.acknowledged == true)
             #expect(fake.purchase("tok-a")?.consumed == false)
             #expect(try await count(db, "SELECT count(*) FROM google_play_acknowledgements") == 1)
@@ -265,5 +267,33 @@ struct PlayLimitTests {
             fake.add(.init(productId: "background1", token: "tok-b", orderId: "GPA.2"))
             #expect(try await client.playPurchase("alice", token: "tok-b", productId: "background1").status == .ok)
         }
+    }
+}
+
+@Suite("Google Play's answer as the ledger's transaction")
+struct PlayTransactionTests {
+    static func answer(_ fields: String) throws -> ProductPurchase {
+        try JSONDecoder().decode(
+            ProductPurchase.self,
+            from: Data(#"{"purchaseTimeMillis": "1763000000000", "purchaseState": 0, \#(fields)}"#.utf8))
+    }
+
+    @Test("region as storefront, order id or token hash as transaction id, test purchases in the sandbox")
+    func mapping() throws {
+        let real = try GooglePlayDesk.transaction(
+            try Self.answer(#""orderId": "GPA.1", "regionCode": "US""#), packageName: "com.a.b", productId: "p",
+            token: "t")
+        #expect(real.store == .googlePlay && real.environment == .production && real.transactionId == "GPA.1")
+        #expect(real.storefront == "USA" && real.priceMilli == nil && real.currency == nil)
+        let unknownRegion = try GooglePlayDesk.transaction(
+            try Self.answer(#""regionCode": "ZZ", "purchaseType": 0"#), packageName: "com.a.b", productId: "p",
+            token: "t")
+        #expect(unknownRegion.storefront == nil && unknownRegion.environment == .sandbox)
+        #expect(unknownRegion.transactionId.hasPrefix("token:") && unknownRegion.transactionId.count == 70)
+        // The same purchase read again (now acknowledged) is the same evidence: a duplicate, not a conflict.
+        let again = try GooglePlayDesk.transaction(
+            try Self.answer(#""orderId": "GPA.1", "regionCode": "US", "acknowledgementState": 1"#),
+            packageName: "com.a.b", productId: "p", token: "t")
+        #expect(again.evidenceSHA256 == real.evidenceSHA256)
     }
 }

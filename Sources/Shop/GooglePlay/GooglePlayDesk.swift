@@ -1,3 +1,4 @@
+import AppleSales
 import Crypto
 import Foundation
 import GooglePlay
@@ -167,7 +168,7 @@ package struct GooglePlayDesk: Sendable {
             store: .googlePlay, environment: answer.isTest ? .sandbox : .production, transactionId: transactionId,
             originalTransactionId: transactionId, bundleId: packageName, productId: productId,
             productType: .nonConsumable, purchaseDate: answer.purchaseDate, originalPurchaseDate: answer.purchaseDate,
-            signedDate: Date(), storefront: answer.regionCode.flatMap { $0.isEmpty ? nil : $0 },
+            signedDate: Date(), storefront: answer.regionCode.flatMap(StorefrontCountries.storefront(forAlpha2:)),
             appAccountToken: accountToken, evidenceSHA256: evidence)
     }
 
