@@ -84,6 +84,18 @@ struct GooglePlayLedgerTests {
             try await Self.acknowledged(Self.play("GPA.2", productId: "sprout2", environment: .sandbox), ledger)
             #expect(test.purchase?.book == "sandbox")
             #expect(try await Reconciler(client: db.client, checks: LedgerInvariants.all).run().passed)
+            // The schema keeps the rule too (migration 0021's CHECK): a Play test purchase never reaches the
+            // production book, whatever writes the row.
+            let error = try await #require(throws: PostgresError.self) {
+                try await db.client.query(
+                    """
+                    INSERT INTO purchases (store, environment, transaction_id, original_transaction_id, uid, product_id,
+                        item_kind, item_index, book, purchased_at, ownership, signed_at, evidence_sha256)
+                    VALUES ('google_play', 'Sandbox', 'GPA.X', 'GPA.X', 'alice', 'sprout2', 'face', 2, 'production',
+                        now(), 'PURCHASED', now(), decode(repeat('ab', 32), 'hex'))
+                    """)
+            }
+            #expect(error.sqlState == .checkViolation, "\(error)")
         }
     }
 
