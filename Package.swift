@@ -92,6 +92,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Google Play's Developer API for one app's one-time products: a service account's RS256 assertion
+        // exchanged for access tokens, purchases get/acknowledge/consume, voided purchases, retries and
+        // quota; the real-time developer notifications' shapes. No database.
+        .target(
+            name: "GooglePlay",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // The shop's domain and its store: catalog, users, purchases, journal, grants, refunds.
         .target(
             name: "Ledger",
@@ -109,7 +124,10 @@ let package = Package(
         .target(
             name: "Shop",
             dependencies: [
+                // Google Play's alpha-2 region codes as StoreKit's alpha-3 storefronts (StorefrontCountries).
+                "AppleSales",
                 "AppStoreServerAPI",
+                "GooglePlay",
                 "Ledger",
                 "Receipts",
                 .product(name: "Logging", package: "swift-log"),
@@ -131,6 +149,7 @@ let package = Package(
                 "APIViews",
                 "AppStoreServerAPI",
                 "BuildInfo",
+                "GooglePlay",
                 "Ledger",
                 "Postgres",
                 "Receipts",
@@ -251,6 +270,7 @@ let package = Package(
                 "AppStoreServerAPI",
                 "BuildInfo",
                 "Console",
+                "GooglePlay",
                 "Shop",
                 "ShopServer",
                 "Ledger",
@@ -350,6 +370,8 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "Postgres", "Ledger", "Receipts", "Webhooks", .product(name: "Logging", package: "swift-log"),
+                // The fake Google Play (FakeGooglePlay) serves on loopback.
+                .product(name: "NIOCore", package: "swift-nio"),
                 // The webhook receiver WebhooksTests and FaultTests post to.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -390,6 +412,8 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "shopledger", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                // serve's Google Play settings, as built from its flags.
+                "GooglePlay", "ShopServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
@@ -441,6 +465,20 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ], swiftSettings: strict),
+        // The Google Play client against the fake Google on loopback; the Play purchase, refund and push
+        // paths against it and a real PostgreSQL.
+        .testTarget(
+            name: "GooglePlayTests",
+            dependencies: [
+                "GooglePlay", "Shop", "ShopServer", "Ledger", "Postgres", "Receipts", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ], swiftSettings: strict),

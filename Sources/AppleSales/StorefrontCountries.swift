@@ -8,6 +8,16 @@ public enum StorefrontCountries {
         alpha2ByAlpha3[storefront.uppercased()]
     }
 
+    /// The alpha-3 storefront of an alpha-2 country code (Google Play's `regionCode`), nil when it is not an
+    /// ISO 3166-1 code: Play purchases are recorded with the storefronts StoreKit's are, so the reports'
+    /// per-storefront figures add both stores' sales of a country.
+    public static func storefront(forAlpha2 code: String) -> String? {
+        alpha3ByAlpha2[code.uppercased()]
+    }
+
+    static let alpha3ByAlpha2: [String: String] = Dictionary(
+        alpha2ByAlpha3.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+
     static let alpha2ByAlpha3: [String: String] = [
         // Kosovo has an App Store storefront but no ISO code: StoreKit's XKS, the reports' XK
         // (user-assigned codes, as Apple uses them).

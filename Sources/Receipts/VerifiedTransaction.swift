@@ -12,6 +12,8 @@ public struct VerifiedTransaction: Sendable, Hashable {
         public var description: String { rawValue }
 
         public static let appStore = Store(rawValue: "app_store")
+        /// Google Play, verified with the Google Play Developer API (the GooglePlay module).
+        public static let googlePlay = Store(rawValue: "google_play")
         public static let stub = Store(rawValue: "stub")
     }
 

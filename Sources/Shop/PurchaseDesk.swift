@@ -184,7 +184,7 @@ package struct PurchaseDesk: Sendable {
     /// Admits one proof (or claim of ownership) of `uid`'s: a token of its refused-proof allowance and a
     /// place among its proofs in flight, both taken now; the ticket goes back through
     /// `limits.refusedProofs.release(_:refund:)`.
-    private func admitProof(_ uid: String) throws(RateLimitedError) -> UserRateLimiter.Ticket {
+    func admitProof(_ uid: String) throws(RateLimitedError) -> UserRateLimiter.Ticket {
         switch limits.refusedProofs.admit(uid) {
         case .success(let ticket):
             return ticket

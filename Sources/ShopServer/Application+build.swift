@@ -1,6 +1,7 @@
 import AppStoreServerAPI
 import BuildInfo
 import Foundation
+import GooglePlay
 import Hummingbird
 import HummingbirdCore
 import Ledger
@@ -74,6 +75,8 @@ func shopApplication(
         priceBudget: configuration.appStorePriceBudget, ledgerReserve: configuration.appStoreLedgerReserve,
         limits: limits, logger: logger)
 
+    let googlePlay = try googlePlayDesk(configuration, desk: desk, logger: logger, metrics: metrics)
+
     let router = Router(context: ShopRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     HealthRoutes(client: client, probeTimeout: HealthRoutes.probeTimeout(cancelGrace: client.configuration.cancelGrace))
@@ -104,9 +107,16 @@ func shopApplication(
             refusals: configuration.refusedNotificationLimit,
             maximumInFlight: ServerConfiguration.notificationsInFlight(threads: configuration.verificationThreads))
     ).register(on: api)
+    GooglePlayNotificationRoutes(
+        verifier: configuration.googlePlay?.push.map {
+            PubSubPushVerifier(
+                audience: $0.audience, serviceAccountEmail: $0.serviceAccountEmail, certificates: $0.certificates)
+        },
+        packageName: configuration.googlePlay?.api.packageName, ledger: ledger, metrics: metrics, body: body
+    ).register(on: api)
     let apiUsers = api.group().add(middleware: UserAuthentication(authenticator: authenticator, header: .bearer))
     MeRoutes(ledger: ledger, body: body).register(on: apiUsers)
-    PurchaseRoutes(desk: desk, body: body).register(on: apiUsers)
+    PurchaseRoutes(desk: desk, body: body, googlePlay: googlePlay).register(on: apiUsers)
     RestoreRoutes(
         restores: appStore.map {
             RestoreDesk(
@@ -121,7 +131,9 @@ func shopApplication(
     AdminWebhookRoutes(
         store: WebhookStore(client: client), body: body, destinations: configuration.webhookDestinations
     ).register(on: admins)
-    AdminCatalogRoutes(catalog: CatalogStore(client: client), body: body).register(on: admins)
+    let catalogAdmin = AdminCatalogRoutes(catalog: CatalogStore(client: client), body: body)
+    catalogAdmin.register(on: admins)
+    catalogAdmin.registerGooglePlay(on: admins)
 
     let responder = ShopResponder(
         inner: router.buildResponder(), bodyLimit: configuration.bodyLimit, timeout: configuration.requestTimeout,
@@ -156,6 +168,28 @@ func shopApplication(
             AppStoreSyncService(
                 synchronizer: synchronizer, interval: interval, firstLookBack: 24 * 3600, logger: logger,
                 counters: metrics))
+    }
+    if let googlePlay, let settings = configuration.googlePlay {
+        if let interval = settings.syncInterval {
+            services.append(
+                GooglePlaySyncService(
+                    synchronizer: GooglePlaySynchronizer(client: googlePlay.client, ledger: ledger, logger: logger),
+                    interval: interval,
+                    firstLookBack: TimeInterval(settings.syncLookBack.components.seconds), logger: logger))
+        }
+        if let certificates = settings.push?.certificates {
+            if let url = certificates.url {
+                services.append(
+                    GoogleCertificateRefresher(
+                        store: certificates, fetcher: GoogleCertificateFetcher(url: url),
+                        minimumInterval: configuration.googleCertificatesCheckInterval, logger: logger,
+                        metrics: metrics))
+            } else if certificates.path != nil {
+                services.append(
+                    GoogleCertificateWatcher(
+                        store: certificates, interval: configuration.googleCertificatesCheckInterval, logger: logger))
+            }
+        }
     }
     if let certificates = authenticator.certificateStore {
         if let url = certificates.url {
@@ -207,5 +241,21 @@ private func appStoreClient(
             configuration: settings, prover: prover, logger: logger, observer: metrics)
     } catch {
         throw ConfigurationError("App Store Server API: \(error.message)")
+    }
+}
+
+/// Google Play's desk when Google Play is configured.
+private func googlePlayDesk(
+    _ configuration: ServerConfiguration, desk: PurchaseDesk, logger: Logger, metrics: ShopMetrics
+) throws -> GooglePlayDesk? {
+    guard let settings = configuration.googlePlay else { return nil }
+    do {
+        return GooglePlayDesk(
+            client: try GooglePlayClient(configuration: settings.api, logger: logger, observer: metrics),
+            purchases: desk,
+            verificationBudget: settings.verificationBudget, ledgerReserve: configuration.appStoreLedgerReserve,
+            logger: logger)
+    } catch {
+        throw ConfigurationError("Google Play: \(error.message)")
     }
 }

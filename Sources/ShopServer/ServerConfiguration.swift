@@ -1,5 +1,6 @@
 import AppStoreServerAPI
 import Foundation
+import GooglePlay
 import Receipts
 import Shop
 import Webhooks
@@ -31,6 +32,8 @@ public struct ServerConfiguration: Sendable {
     public var appStoreAPI: AppStoreServerAPIConfiguration?
     /// How often `serve` syncs with the App Store Server API (notification and refund history); nil: never.
     public var appStoreSyncInterval: Duration?
+    /// Google Play purchases, refunds and pushes (docs/google-play.md); nil: the App Store only.
+    public var googlePlay: GooglePlaySettings? = nil
     /// The longest a price lookup inside a purchase may take (a classic receipt's entry; cut to the
     /// request's time left less ``appStoreLedgerReserve``). When Apple has not answered by then, the
     /// purchase is recorded unpriced and a sync prices it later.
@@ -199,6 +202,23 @@ public struct ServerConfiguration: Sendable {
             }
             guard appStoreSyncInterval >= .seconds(1) else {
                 throw ConfigurationError("the App Store sync interval must be at least 1 second")
+            }
+        }
+        if let googlePlay {
+            do {
+                try googlePlay.api.validate()
+            } catch {
+                throw ConfigurationError("Google Play: \(error.message)")
+            }
+            guard googlePlay.verificationBudget >= .milliseconds(100), googlePlay.verificationBudget <= .seconds(600)
+            else {
+                throw ConfigurationError("the Google Play verification budget must be between 0.1 and 600 seconds")
+            }
+            if let interval = googlePlay.syncInterval, interval < .seconds(1) {
+                throw ConfigurationError("the Google Play sync interval must be at least 1 second")
+            }
+            if let push = googlePlay.push, push.audience.isEmpty || push.serviceAccountEmail.isEmpty {
+                throw ConfigurationError("Google Play pushes need an audience and a service account email")
             }
         }
         guard (1...256).contains(verificationThreads) else {

@@ -10,9 +10,10 @@ import Reports
 struct CatalogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog",
-        abstract: "List the catalog; add, rename or retire an item while the shop runs.",
+        abstract: "List the catalog; add, rename or retire an item, or sell it on Google Play, while the shop runs.",
         subcommands: [
             CatalogListCommand.self, CatalogAddCommand.self, CatalogRenameCommand.self, CatalogRetireCommand.self,
+            CatalogGoogleProductCommand.self,
         ])
 }
 
@@ -146,6 +147,28 @@ struct CatalogRetireCommand: AsyncParsableCommand {
             try await CatalogStore(client: client).retire(item, SupportRequest(actor: who.actor, reason: who.reason))
         }
         print(CatalogText.change(change))
+    }
+}
+
+struct CatalogGoogleProductCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "google-product",
+        abstract: "Sell an item on Google Play too: its product id in the Play Console (set once, never changed).")
+
+    @OptionGroup var database: DatabaseOptions
+
+    @OptionGroup var logging: LoggingOptions
+    @OptionGroup var target: CatalogItemOptions
+
+    @Option(help: "The Play Console product id (lowercase letters, digits, underscores and periods).")
+    var googleProductId: String
+
+    func run() async throws {
+        let item = try target.item()
+        try await database.withClient(schema: .requireCurrent) { client in
+            try await CatalogStore(client: client).setGoogleProductId(item, googleProductId)
+        }
+        print("\(item.kind.rawValue) \(item.index) is sold on Google Play as \(googleProductId)")
     }
 }
 

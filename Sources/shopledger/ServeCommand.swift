@@ -42,8 +42,11 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ServiceUnavailable(description: "\(server.googleCertificatesURLSource): \(error.description)")
         }
+        // Google Play's push certificates are fetched now too (a URL that gives none stops the start).
+        configuration.googlePlay = try await server.googlePlay.settings(logger: logger)
         // Every setting is checked before the private cluster starts or a port is bound.
         do {
+            try configuration.validate()
             try configuration.validateCredentials()
         } catch {
             throw ValidationError(error.description)

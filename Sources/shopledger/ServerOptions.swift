@@ -90,6 +90,8 @@ struct ServerOptions: ParsableArguments {
 
     @OptionGroup(title: "App Store Server API") var appStore: AppStoreOptions
 
+    @OptionGroup(title: "Google Play") var googlePlay: GooglePlayOptions
+
     @OptionGroup(title: "Webhook delivery") var webhooks: WebhookOptions
 
     @Option(

@@ -15,7 +15,7 @@ struct ShopLedgerCommand: AsyncParsableCommand {
             StubReceiptCommand.self, StubNotificationCommand.self, VerifyTransactionCommand.self,
             VerifyReceiptCommand.self, AppStoreCommand.self, AppleCommand.self, StandbyCommand.self, AdminCommand.self,
             WebhooksCommand.self,
-            CatalogCommand.self, SmokeCommand.self, BackupsCommand.self, OperatorsCommand.self,
+            CatalogCommand.self, SmokeCommand.self, BackupsCommand.self, OperatorsCommand.self, GoogleCommand.self,
         ])
 
     /// Logging first (a bad level or format stops here), then the command line, then the environment's

@@ -71,11 +71,12 @@ struct AppendOnlyTests {
     static let columnToUpdate = [
         "posting_rows": "currency", "apple_sales_reports": "file_name", "apple_sales_report_rows": "sku",
         "webhook_outbox": "uid", "webhook_attempts": "outcome", "catalog_changes": "reason",
-        "backups": "label", "console_events": "detail",
+        "backups": "label", "console_events": "detail", "google_play_acknowledgements": "purchase_token",
     ]
 
     /// A purchase, its refund, a stored, applied notification, a price learned later, a catalog change,
-    /// an imported Apple sales report, a webhook attempt, a backup and a console sign-in: a row in every append-only table (the
+    /// an imported Apple sales report, a webhook attempt, a backup, a console sign-in and an acknowledged
+    /// Google Play purchase: a row in every append-only table (the
     /// ledger's events fill the webhook outbox).
     static func fillEveryTable(_ ledger: LedgerStore) async throws {
         // Webhook events are written while an endpoint is enabled (migration 0018).
@@ -120,6 +121,18 @@ struct AppendOnlyTests {
             INSERT INTO webhook_attempts (endpoint_id, event_id, attempt, started_at, duration_ms, status_code, outcome)
             SELECT 1, min(event_id), 1, now(), 12, 204, 'delivered' FROM webhook_outbox
             """)
+        // A Google Play purchase, its token and Google's acknowledgement (GooglePlayTests go through Google).
+        try await CatalogStore(client: ledger.client).setGoogleProductId(.face(3), "sprout3")
+        var play = makeTransaction("GPA.1", item: .face(3), unpriced: true)
+        play.store = .googlePlay
+        play.productId = "sprout3"
+        _ = try await ledger.recordPurchase(play, for: "alice")
+        try await ledger.recordGooglePlayToken(
+            GooglePlayToken(
+                purchaseToken: "play-token", packageName: "com.memolease.sesac1", environment: .production,
+                transactionId: "GPA.1", orderId: "GPA.1", productId: "sprout3", consumable: false,
+                purchaseDate: play.purchaseDate))
+        try await ledger.recordGooglePlayAcknowledgement(purchaseToken: "play-token", consumed: false)
         // As `shopledger backups record` records one (FaultTests.BackupRestoreTests, with pgBackRest).
         try await BackupLog(client: ledger.client).record(
             BackupRecord(

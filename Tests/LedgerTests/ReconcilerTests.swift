@@ -29,6 +29,18 @@ struct ReconcilerTests {
         _ = try await ledger.recordRefundEvent(makeRefundEvent("e5", .refund, for: "not-yet"))
         _ = try await ledger.equip(face: 1, background: 0, for: "alice")
         _ = try await ledger.equip(face: 2, background: 0, for: "bob")
+        // A Google Play purchase, its token and Google's acknowledgement (unpriced, as Play purchases are).
+        try await CatalogStore(client: ledger.client).setGoogleProductId(.background(1), "background1")
+        var play = makeTransaction("gp1", item: .background(1), unpriced: true)
+        play.store = .googlePlay
+        play.productId = "background1"
+        _ = try await ledger.recordPurchase(play, for: "alice")
+        try await ledger.recordGooglePlayToken(
+            GooglePlayToken(
+                purchaseToken: "gp1-token", packageName: "com.memolease.sesac1", environment: .production,
+                transactionId: "gp1", orderId: "gp1", productId: "background1", consumable: false,
+                purchaseDate: play.purchaseDate))
+        try await ledger.recordGooglePlayAcknowledgement(purchaseToken: "gp1-token", consumed: false)
     }
 
     @Test("a real ledger passes every check, and the report says what each examined")
@@ -39,18 +51,20 @@ struct ReconcilerTests {
             #expect(report.passed, "\(report.text)")
             #expect(report.checks.map(\.name) == LedgerInvariants.all.map(\.name))
             let examined = Dictionary(uniqueKeysWithValues: report.checks.map { ($0.name, $0.examined) })
-            #expect(examined["postings_balance"] == 13)  // 8 purchases + 4 state changes + a price learned later
-            #expect(examined["one_purchase_entry_per_purchase"] == 8)
+            // 9 purchases (a Play one unpriced) + 4 state changes + a price learned later
+            #expect(examined["postings_balance"] == 14)
+            #expect(examined["one_purchase_entry_per_purchase"] == 9)
             #expect(examined["learned_prices_booked"] == 1)
             #expect(examined["receivable_matches_purchases"] == 3)  // production KRW, production USD, sandbox KRW
             // The ledger's 9 tables, Apple's sales reports' 2, the webhook outbox and attempts, the
-            // catalog's audit trail, the backups taken and the console's record.
-            #expect(examined["append_only_enforced"] == 16)
+            // catalog's audit trail, the backups taken, the console's record, and Google Play's tokens and
+            // acknowledgements.
+            #expect(examined["append_only_enforced"] == 18)
             #expect(examined["equipped_items_owned"] == 3)
-            #expect(report.text.hasSuffix("reconcile: all 15 checks passed"))
+            #expect(report.text.hasSuffix("reconcile: all 16 checks passed"))
             let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
             #expect(json?["passed"] as? Bool == true)
-            #expect((json?["checks"] as? [[String: Any]])?.count == 15)
+            #expect((json?["checks"] as? [[String: Any]])?.count == 16)
         }
     }
 
@@ -102,7 +116,8 @@ struct ReconcilerTests {
                             "price app_store/Production/p1", "price app_store/Production/p1",
                         ])
                     #expect(failures["catalog_audited"]?.sorted() == ["catalog_items", "catalog_items", "face 1"])
-                    #expect(report.text.hasSuffix("reconcile: 15 of 15 checks failed"))
+                    #expect(failures["google_play_acknowledged"] == ["google_play/Production/gp1"])
+                    #expect(report.text.hasSuffix("reconcile: 16 of 16 checks failed"))
                     let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]
                     #expect(json?["passed"] as? Bool == false)
                 } catch {
@@ -202,6 +217,8 @@ struct ReconcilerTests {
                 "UPDATE grants SET promotional_count = 1 WHERE uid = 'bob' AND item_kind = 'face' AND item_index = 2")
             // An item equipped without being owned.
             try await connection.query("UPDATE users SET equipped_background = 6 WHERE uid = 'kid'")
+            // Google's acknowledgement of the Play purchase lost (bought long before three days ago).
+            try await connection.query("DELETE FROM google_play_acknowledgements WHERE purchase_token = 'gp1-token'")
             try await connection.query("RESET session_replication_role")
             // The append-only guard back on, but for refund_events.
             for table in LedgerInvariants.appendOnlyTables where table != "refund_events" {

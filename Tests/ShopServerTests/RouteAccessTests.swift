@@ -38,6 +38,8 @@ struct RouteAccessTests {
         "GET /openapi.yaml": .public,
         "GET /api/v1/catalog": .public,
         "POST /api/v1/notifications/app-store": .public,
+        // The Pub/Sub push token is checked by the route itself (PubSubPushVerifier), not by a group.
+        "POST /api/v1/notifications/google-play": .public,
         "POST /v1/user": .sesacUser,
         "GET /v1/user": .sesacUser,
         "GET /v1/user/shop/myinfo": .sesacUser,
@@ -63,6 +65,7 @@ struct RouteAccessTests {
         "POST /api/v1/admin/catalog": .admin,
         "POST /api/v1/admin/catalog/{kind}/{index}/rename": .admin,
         "POST /api/v1/admin/catalog/{kind}/{index}/retire": .admin,
+        "POST /api/v1/admin/catalog/{kind}/{index}/google-product": .admin,
     ]
 
     @Test("every registered route has its access decided, and answers a request without credentials by it")

@@ -20,7 +20,9 @@ enum CatalogInvariants {
             SELECT 'purchase ' || p.store || '/' || p.environment || '/' || p.transaction_id,
                    'of ' || c.kind || ' ' || c.item_index || ', retired at ' || c.retired_at
                    || ', bought at ' || p.purchased_at || ' and recorded at ' || p.recorded_at
-            FROM purchases p JOIN catalog_items c ON c.product_id = p.product_id
+            FROM purchases p
+            JOIN catalog_items c ON (p.store <> 'google_play' AND c.product_id = p.product_id)
+                                 OR (p.store = 'google_play' AND c.google_product_id = p.product_id)
             WHERE c.retired_at IS NOT NULL AND p.purchased_at >= c.retired_at AND p.recorded_at >= c.retired_at
             UNION ALL
             SELECT c.kind || ' ' || c.item_index,

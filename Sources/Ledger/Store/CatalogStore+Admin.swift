@@ -196,7 +196,9 @@ extension LedgerStore {
         let rows = try await client.query(
             """
             SELECT retired_at FROM catalog_items
-            WHERE product_id = \(input.productId)::text AND retired_at <= \(input.purchaseDate)::timestamptz
+            WHERE (CASE WHEN \(input.store)::text = 'google_play' THEN google_product_id ELSE product_id END)
+                  = \(input.productId)::text
+              AND retired_at <= \(input.purchaseDate)::timestamptz
             """)
         if let row = rows.first, let retiredAt = try row.decode(Date?.self, at: 0) {
             return LedgerError(

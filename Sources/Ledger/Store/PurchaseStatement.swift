@@ -153,7 +153,10 @@ enum PurchaseStatement {
         """
         item AS (
             -- A retired item is not sold: a purchase dated on or after its retirement finds none (0017).
-            SELECT i.n, c.kind, c.item_index FROM catalog_items c JOIN input i ON c.product_id = i.product_id
+            -- A Google Play purchase names the item by its Play product id (0021).
+            SELECT i.n, c.kind, c.item_index FROM catalog_items c
+            JOIN input i ON (i.store <> 'google_play' AND c.product_id = i.product_id)
+                         OR (i.store = 'google_play' AND c.google_product_id = i.product_id)
             WHERE c.retired_at IS NULL OR i.purchased_at < c.retired_at
         ),
         account AS (SELECT i.n, u.uid, u.app_account_token AS known_token FROM users u JOIN input i ON u.uid = i.uid),

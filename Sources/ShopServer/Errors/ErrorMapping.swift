@@ -68,6 +68,19 @@ enum ErrorMapping {
             return APIError(
                 .tooManyRequests, code: "rate_limited", message: error.description,
                 headers: [.retryAfter: String(error.retryAfterSeconds)])
+        case let error as GooglePlayRefusal:
+            return APIError(.unprocessableContent, code: error.code.rawValue, message: error.message)
+        case let error as GooglePlayUnavailable:
+            logger.warning("Google Play unavailable", metadata: ["error": "\(error)"])
+            let wait = error.retryAt.map { max(1, Int($0.timeIntervalSinceNow.rounded(.up))) } ?? 5
+            return APIError(
+                .serviceUnavailable, code: "google_play_unavailable",
+                message: "Google Play did not answer in time; nothing was recorded: try again",
+                headers: [.retryAfter: String(wait)])
+        case is GooglePlayNotConfigured:
+            return APIError(
+                .notImplemented, code: "google_play_not_configured",
+                message: "Google Play is not configured on this server")
         case is AppStoreAPINotConfigured:
             return APIError(
                 .notImplemented, code: "app_store_api_not_configured",

@@ -79,11 +79,31 @@ package enum APIBodies {
         }
     }
 
-    /// `POST /api/v1/purchases` body: `{"signedTransaction"}` or `{"receipt", "productId"}`.
+    /// `POST /api/v1/purchases` body: `{"signedTransaction"}` or `{"receipt", "productId"}` (the App Store,
+    /// `store` absent or `app_store`), or `{"store": "google_play", "packageName", "productId", "purchaseToken"}`.
     package struct PurchaseRequest: Decodable, Sendable {
         package let signedTransaction: String?
         package let receipt: String?
         package let productId: String?
+        package var store: String? = nil
+        package var packageName: String? = nil
+        package var purchaseToken: String? = nil
+    }
+
+    /// `POST /api/v1/purchases` 202 for a Google Play purchase whose payment is pending: nothing granted.
+    struct PendingPurchase: ResponseEncodable, Sendable {
+        let pending: Bool
+        let message: String
+    }
+
+    /// `POST /api/v1/notifications/google-play` 200.
+    struct GooglePlayNotificationResult: ResponseEncodable, Sendable {
+        let messageId: String
+        let notificationType: String
+        /// `stored` or `duplicate`.
+        let storage: String
+        /// `applied`, `parked`, `conflict`, `pending` (stored, applied later) or `none`.
+        let ledger: String
     }
 
     /// `PUT /api/v1/me/equipped` body and answer.

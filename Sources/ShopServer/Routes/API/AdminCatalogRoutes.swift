@@ -12,6 +12,8 @@ import Ledger
 ///   price: {amountMilli, currency}, reason}`);
 /// - `POST /api/v1/admin/catalog/{kind}/{index}/rename`: `{name?, nameEn?, reason}`;
 /// - `POST /api/v1/admin/catalog/{kind}/{index}/retire`: `{reason}`; no longer sold, still owned.
+/// - `POST /api/v1/admin/catalog/{kind}/{index}/google-product`: `{googleProductId}`; sold on Google Play
+///   as that product too (set once, docs/google-play.md). No catalog change is recorded for it yet.
 ///
 /// POST, not PATCH, for rename and retire: each is an action recorded with who and why, as
 /// `POST /api/v1/admin/grants/{actionId}/revoke` is, not an edit of a resource's fields.
@@ -48,6 +50,18 @@ struct AdminCatalogRoutes {
             let input = try await body.json(AdminCatalogBodies.RetireRequest.self, of: request)
             return ViewResponse(
                 CatalogChangeView(try await catalog.retire(item, SupportRequest(actor: actor, reason: input.reason))))
+        }
+    }
+
+    /// Registered with the others (``register(on:)``) by its own function: Google Play's mapping.
+    func registerGooglePlay(on group: RouterGroup<ShopRequestContext>) {
+        group.post("admin/catalog/:kind/:index/google-product") { request, context in
+            _ = try context.requireAdminActor()
+            let item = try Self.item(context)
+            let input = try await body.json(AdminCatalogBodies.GoogleProductRequest.self, of: request)
+            try await catalog.setGoogleProductId(item, input.googleProductId)
+            return AdminCatalogBodies.GoogleProduct(
+                kind: item.kind.rawValue, index: item.index, googleProductId: input.googleProductId)
         }
     }
 
@@ -96,5 +110,17 @@ package enum AdminCatalogBodies {
     /// `POST /api/v1/admin/catalog/{kind}/{index}/retire`.
     package struct RetireRequest: Decodable, Sendable {
         let reason: String
+    }
+
+    /// `POST /api/v1/admin/catalog/{kind}/{index}/google-product`.
+    package struct GoogleProductRequest: Decodable, Sendable {
+        let googleProductId: String
+    }
+
+    /// Its 200: the item and its Play product id.
+    struct GoogleProduct: ResponseEncodable, Sendable {
+        let kind: String
+        let index: Int
+        let googleProductId: String
     }
 }

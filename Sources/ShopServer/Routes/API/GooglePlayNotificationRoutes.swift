@@ -1,0 +1,99 @@
+import Foundation
+import GooglePlay
+import Hummingbird
+import Ledger
+import Logging
+import Shop
+
+/// `POST /api/v1/notifications/google-play`: Google Play's real-time developer notifications as Cloud
+/// Pub/Sub pushes them; no user auth, the Google-signed OIDC token in `Authorization` is the proof
+/// (``PubSubPushVerifier``: signature, issuer, audience, service account, expiry).
+///
+/// 401 for a missing or refused token and 400 for a body that is not a push of a notification, or of
+/// another package: nothing stored. Otherwise stored as received in `store_notifications`
+/// (`google_play:<messageId>`, deduplicated on it) and a voided purchase applied as its purchase's
+/// refund (journal, grant, webhooks), as Apple's notifications are: 200 once stored (duplicates too),
+/// 5xx only when it could not be stored, so Pub/Sub pushes it again; a ledger step that fails after
+/// storing is left to ``NotificationSweeper``. 501 when pushes are not configured.
+struct GooglePlayNotificationRoutes {
+    let verifier: PubSubPushVerifier?
+    let packageName: String?
+    let ledger: LedgerStore
+    let metrics: ShopMetrics
+    let body: RequestBody
+
+    func register(on group: RouterGroup<some RequestContext>) {
+        group.post("notifications/google-play") { request, context in
+            try await receive(request, logger: context.logger)
+        }
+    }
+
+    func receive(_ request: Request, logger: Logger) async throws -> APIBodies.GooglePlayNotificationResult {
+        guard let verifier, let packageName else { throw GooglePlayNotConfigured() }
+        do {
+            try verifier.verify(authorization: request.headers[.authorization])
+        } catch {
+            metrics.recordNotification(type: "unknown", outcome: "refused")
+            throw error
+        }
+        let push = try await body.json(PubSubPush.self, of: request)
+        guard let data = push.data, data.count <= 64 * 1024 else {
+            metrics.recordNotification(type: "unknown", outcome: "refused")
+            throw APIError(.badRequest, code: "invalid_notification", message: "the push's message.data is not base64")
+        }
+        let notification: DeveloperNotification
+        do {
+            notification = try JSONDecoder().decode(DeveloperNotification.self, from: data)
+        } catch {
+            metrics.recordNotification(type: "unknown", outcome: "refused")
+            throw APIError(
+                .badRequest, code: "invalid_notification", message: "the message is not a developer notification")
+        }
+        guard notification.packageName == packageName else {
+            metrics.recordNotification(type: "unknown", outcome: "refused")
+            throw APIError(
+                .badRequest, code: "wrong_package",
+                message: "the notification is about another package than this server's")
+        }
+        // A one-time product's void; a subscription's (productType 1) is not the shop's.
+        let void = notification.voidedPurchaseNotification.flatMap { voided in
+            voided.productType == 1
+                ? nil
+                : GooglePlayVoid(
+                    purchaseToken: voided.purchaseToken, orderId: voided.orderId, voidedDate: notification.eventDate)
+        }
+        let type = notification.typeName
+        let stored: (notificationUUID: String, storage: NotificationStorage)
+        do {
+            stored = try await ledger.storeGooglePlayNotification(
+                messageId: push.message.messageId, type: type, eventDate: notification.eventDate, void: void,
+                payload: data)
+        } catch let error as LedgerError {
+            metrics.recordNotification(type: type, outcome: "refused")
+            throw APIError(.badRequest, code: error.code.rawValue, message: error.message)
+        }
+        metrics.recordNotification(type: type, outcome: stored.storage.rawValue)
+        let ledgerStep: String
+        do {
+            switch try await ledger.applyNotification(stored.notificationUUID) {
+            case nil: ledgerStep = "none"
+            case .parked?: ledgerStep = "parked"
+            case .applied?, .duplicate?: ledgerStep = "applied"
+            case .conflict?: ledgerStep = "conflict"
+            }
+        } catch {
+            logger.warning(
+                "Google Play notification stored but not applied yet",
+                metadata: ["notification": "\(stored.notificationUUID)", "error": "\(error)"])
+            ledgerStep = "pending"
+        }
+        return .init(
+            messageId: push.message.messageId, notificationType: type, storage: stored.storage.rawValue,
+            ledger: ledgerStep)
+    }
+}
+
+/// A Google Play request to a server without Google Play configured: 501.
+struct GooglePlayNotConfigured: Error, Sendable, CustomStringConvertible {
+    var description: String { "Google Play is not configured on this server" }
+}
