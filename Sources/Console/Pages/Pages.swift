@@ -75,9 +75,27 @@ enum Pages {
                 }
             }()
         return page(
-            title: "\(status.code) \(status.reasonPhrase)", context: context, status: status,
+            title: "\(status.code) \(statusName(status, language))", context: context, status: status,
             "<p class=\"error\" role=\"alert\">\(text)</p><p><a href=\"/\">\(language.pick("Back to the console", "콘솔로 돌아가기"))</a></p>"
         )
+    }
+
+    /// The status's reason phrase in the page's language (RFC 9110's in English).
+    static func statusName(_ status: HTTPResponse.Status, _ language: Language) -> String {
+        guard language == .ko else { return status.reasonPhrase }
+        switch status.code {
+        case 400: return "잘못된 요청"
+        case 401: return "인증 실패"
+        case 403: return "권한 없음"
+        case 404: return "찾을 수 없음"
+        case 405: return "허용되지 않는 메서드"
+        case 422: return "처리할 수 없는 요청"
+        case 429: return "요청이 너무 많음"
+        case 500: return "서버 오류"
+        case 501: return "구현되지 않음"
+        case 503: return "서비스를 사용할 수 없음"
+        default: return status.reasonPhrase
+        }
     }
 
     /// The hidden field every form of a session carries.
