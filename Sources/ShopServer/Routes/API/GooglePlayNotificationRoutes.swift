@@ -73,20 +73,7 @@ struct GooglePlayNotificationRoutes {
             throw APIError(.badRequest, code: error.code.rawValue, message: error.message)
         }
         metrics.recordNotification(type: type, outcome: stored.storage.rawValue)
-        let ledgerStep: String
-        do {
-            switch try await ledger.applyNotification(stored.notificationUUID) {
-            case nil: ledgerStep = "none"
-            case .parked?: ledgerStep = "parked"
-            case .applied?, .duplicate?: ledgerStep = "applied"
-            case .conflict?: ledgerStep = "conflict"
-            }
-        } catch {
-            logger.warning(
-                "Google Play notification stored but not applied yet",
-                metadata: ["notification": "\(stored.notificationUUID)", "error": "\(error)"])
-            ledgerStep = "pending"
-        }
+        let ledgerStep = await NotificationRoutes.apply(stored.notificationUUID, ledger: ledger, logger: logger)
         return .init(
             messageId: push.message.messageId, notificationType: type, storage: stored.storage.rawValue,
             ledger: ledgerStep)

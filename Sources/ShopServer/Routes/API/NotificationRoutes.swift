@@ -74,23 +74,30 @@ struct NotificationRoutes {
         }
         metrics.recordNotification(type: type, outcome: storage.rawValue)
 
-        let ledgerStep: String
-        do {
-            switch try await ledger.applyNotification(notification.notificationUUID) {
-            case nil: ledgerStep = "none"
-            case .parked?: ledgerStep = "parked"
-            case .applied?, .duplicate?: ledgerStep = "applied"
-            case .conflict?: ledgerStep = "conflict"
-            }
-        } catch {
-            // Stored: Apple must not retry. The sweeper applies it once the ledger can.
-            logger.warning(
-                "notification stored but not applied yet",
-                metadata: ["notification": "\(notification.notificationUUID)", "error": "\(error)"])
-            ledgerStep = "pending"
-        }
+        let ledgerStep = await Self.apply(notification.notificationUUID, ledger: ledger, logger: logger)
         return .init(
             notificationUUID: notification.notificationUUID, notificationType: type, storage: storage.rawValue,
             ledger: ledgerStep)
+    }
+}
+
+extension NotificationRoutes {
+    /// Applies a stored notification (Apple's or Google Play's) to the ledger and names the step for the
+    /// answer: `none`, `parked`, `applied`, `conflict`, or `pending` when the ledger could not yet (it is
+    /// stored: the store must not retry, and the sweeper applies it once the ledger can).
+    static func apply(_ notificationUUID: String, ledger: LedgerStore, logger: Logger) async -> String {
+        do {
+            switch try await ledger.applyNotification(notificationUUID) {
+            case nil: return "none"
+            case .parked?: return "parked"
+            case .applied?, .duplicate?: return "applied"
+            case .conflict?: return "conflict"
+            }
+        } catch {
+            logger.warning(
+                "notification stored but not applied yet",
+                metadata: ["notification": "\(notificationUUID)", "error": "\(error)"])
+            return "pending"
+        }
     }
 }
