@@ -30,10 +30,9 @@ import urllib.request
 
 from axe_selenium_python import Axe
 from selenium import webdriver
-from selenium.common.exceptions import NoSuchElementException, WebDriverException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BLOCKING_IMPACTS = {"serious", "critical"}
@@ -92,7 +91,22 @@ class Run:
         the URL of a POST's 303 changes before its page is there."""
         old = self.driver.find_element(By.TAG_NAME, "html")
         action()
-        WebDriverWait(self.driver, 20).until(expected_conditions.staleness_of(old))
+
+        def replaced(_driver):
+            # Selenium's staleness_of expects StaleElementReferenceException; while the old document is
+            # being torn down Chromium may instead answer "Node with given id does not belong to the
+            # document" (seen once in a clean clone's run): the old page is gone either way.
+            try:
+                old.is_enabled()
+                return False
+            except StaleElementReferenceException:
+                return True
+            except WebDriverException as error:
+                if "does not belong to the document" in str(error):
+                    return True
+                raise
+
+        WebDriverWait(self.driver, 20).until(replaced)
         WebDriverWait(self.driver, 20).until(
             lambda driver: driver.execute_script("return document.readyState") == "complete"
         )

@@ -219,11 +219,13 @@ public final class FakeGooglePlay: Sendable {
                 state.withLock { $0.stopped = true }
                 group.cancelAll()
             }
+            // Waits for the listener, not for a time: the minute is a bound for a machine loaded by a full
+            // parallel run (a test there was seen taking 71 s), returned from as soon as the port is bound.
             var bound: Int?
-            for _ in 0..<500 {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while bound == nil, ContinuousClock.now < deadline {
                 bound = port.withLock { $0 }
-                if bound != nil { break }
-                try await Task.sleep(for: .milliseconds(10))
+                if bound == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
             guard let bound else { throw FakeGoogleError("the fake Google did not start listening") }
             return try await body("http://127.0.0.1:\(bound)")
