@@ -254,7 +254,7 @@ private func googlePlayDesk(
             client: try GooglePlayClient(configuration: settings.api, logger: logger, observer: metrics),
             purchases: desk,
             verificationBudget: settings.verificationBudget, ledgerReserve: configuration.appStoreLedgerReserve,
-            logger: logger)
+            priceBudget: settings.priceBudget, logger: logger)
     } catch {
         throw ConfigurationError("Google Play: \(error.message)")
     }

@@ -9,7 +9,10 @@ import Receipts
 /// Where a Google Play purchase is verified and recorded: Google's `purchases.products.get` is the proof
 /// (asked within the request's budget), the ledger records it as the App Store's purchases are (one
 /// statement, idempotent, a token of another user's refused), and Google is then told the purchase was
-/// granted (acknowledged; a purchase not acknowledged in three days is refunded by Google).
+/// granted (acknowledged; a purchase not acknowledged in three days is refunded by Google). A new purchase
+/// is recorded unpriced (Google's purchase answer states no price); what its buyer was charged is then
+/// asked of Google's Orders API with the request's time left and booked (``GooglePlayPricer``), or by the
+/// sync when the request has no time left or Google does not say.
 package struct GooglePlayDesk: Sendable {
     package let client: GooglePlayClient
     /// Records, counts and limits as for App Store purchases.
@@ -18,16 +21,21 @@ package struct GooglePlayDesk: Sendable {
     /// request for the ledger write and the acknowledgement.
     var verificationBudget: Duration
     var ledgerReserve: Duration
+    /// The longest the order lookup of a new purchase may take inside its request (less ``ledgerReserve``
+    /// for booking what it states).
+    var priceBudget: Duration
     var logger: Logger
 
     package init(
         client: GooglePlayClient, purchases: PurchaseDesk, verificationBudget: Duration = .seconds(6),
-        ledgerReserve: Duration = .seconds(2), logger: Logger = Logger(label: "shopledger.googleplay")
+        ledgerReserve: Duration = .seconds(2), priceBudget: Duration = .seconds(2),
+        logger: Logger = Logger(label: "shopledger.googleplay")
     ) {
         self.client = client
         self.purchases = purchases
         self.verificationBudget = verificationBudget
         self.ledgerReserve = ledgerReserve
+        self.priceBudget = priceBudget
         self.logger = logger
     }
 
@@ -105,7 +113,33 @@ package struct GooglePlayDesk: Sendable {
             return .recorded(outcome, acknowledged: false)
         }
         let acknowledged = await acknowledge(record, alreadyAcknowledged: answer.isAcknowledged, deadline: deadline)
+        if case .recorded = outcome { await learnPrice(record) }
         return .recorded(outcome, acknowledged: acknowledged)
+    }
+
+    /// Asks Google's Orders API what the new purchase `record` charged, within what is left of the request
+    /// less the reserve for booking it, and books it; otherwise (no time, Google silent or not saying) the
+    /// purchase stays unpriced for the sync. Never fails the purchase.
+    private func learnPrice(_ record: GooglePlayToken) async {
+        let metadata: Logger.Metadata = ["transaction": "\(record.transactionId)"]
+        guard let deadline = RequestBudget.deadline(budget: priceBudget, reserve: ledgerReserve) else {
+            logger.notice(
+                "no time left in this request to price a Google Play purchase; the sync does", metadata: metadata)
+            return
+        }
+        do {
+            let outcome = try await GooglePlayPricer(client: client, ledger: purchases.ledger, logger: logger)
+                .price(record, deadline: deadline)
+            if case .notPriced(let why) = outcome {
+                logger.notice(
+                    "a Google Play purchase stays unpriced for now",
+                    metadata: metadata.merging(["why": "\(why)"]) { $1 })
+            }
+        } catch {
+            logger.notice(
+                "could not price a Google Play purchase; the sync does",
+                metadata: metadata.merging(["error": "\(error)"]) { $1 })
+        }
     }
 
     /// Google's answer about the purchase, within the request's budget.
