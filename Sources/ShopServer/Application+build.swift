@@ -112,7 +112,8 @@ func shopApplication(
             PubSubPushVerifier(
                 audience: $0.audience, serviceAccountEmail: $0.serviceAccountEmail, certificates: $0.certificates)
         },
-        packageName: configuration.googlePlay?.api.packageName, ledger: ledger, metrics: metrics, body: body
+        packageName: configuration.googlePlay?.api.packageName, recording: googlePlay?.recording, ledger: ledger,
+        metrics: metrics, body: body
     ).register(on: api)
     let apiUsers = api.group().add(middleware: UserAuthentication(authenticator: authenticator, header: .bearer))
     MeRoutes(ledger: ledger, body: body).register(on: apiUsers)

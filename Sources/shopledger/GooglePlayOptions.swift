@@ -26,7 +26,7 @@ struct GooglePlayOptions: ParsableArguments {
     @Option(
         name: .customLong("google-play-sync-interval"), parsing: .unconditional,
         help:
-            "Seconds between reads of Google Play's voided purchases (and retries of owed acknowledgements) while serving; off unless set. Default: $SHOPLEDGER_GOOGLE_PLAY_SYNC_INTERVAL"
+            "Seconds between Google Play syncs while serving (owed acknowledgements, completed pending purchases, prices, voided purchases); off unless set. Default: $SHOPLEDGER_GOOGLE_PLAY_SYNC_INTERVAL"
     )
     var syncInterval: Double?
 

@@ -233,3 +233,79 @@ extension LedgerStore {
         return (uuid, inserted.affectedRows == 1 ? .stored : .duplicate)
     }
 }
+
+/// Who posted a Play purchase token Google said was pending (migration 0023): the purchase is recorded for
+/// that user once Google completes the payment.
+public struct GooglePlayPendingClaim: Sendable, Hashable {
+    public var purchaseToken: String
+    public var uid: String
+    public var packageName: String
+    public var productId: String
+    public var claimedAt: Date
+}
+
+extension LedgerStore {
+    /// Notes that `uid` posted the pending purchase `purchaseToken` of `productId`, once: the first user
+    /// who posts a token claims it. Returns the claim as it stands (its `uid` another user's when another
+    /// user claimed the token first).
+    ///
+    /// - Throws: `LedgerError(.invalidInput)` for values of another shape, `.userNotRegistered`, or
+    ///   `PostgresError`.
+    public func claimGooglePlayPending(
+        purchaseToken: String, uid: String, packageName: String, productId: String
+    ) async throws -> GooglePlayPendingClaim {
+        guard (1...512).contains(purchaseToken.utf8.count), (3...255).contains(packageName.utf8.count),
+            (1...140).contains(productId.utf8.count)
+        else { throw LedgerError(.invalidInput, "a pending purchase's token, package or product is out of range") }
+        do {
+            let rows = try await client.query(
+                """
+                WITH claimed AS (
+                    INSERT INTO google_play_pending_claims (purchase_token, uid, package_name, product_id)
+                    VALUES (\(purchaseToken)::text, \(uid)::text, \(packageName)::text, \(productId)::text)
+                    ON CONFLICT (purchase_token) DO NOTHING
+                    RETURNING \(unsafeSQL: Self.claimColumns)
+                )
+                SELECT \(unsafeSQL: Self.claimColumns) FROM claimed
+                UNION ALL
+                SELECT \(unsafeSQL: Self.claimColumns) FROM google_play_pending_claims
+                WHERE purchase_token = \(purchaseToken)::text AND NOT EXISTS (SELECT 1 FROM claimed)
+                """)
+            return try Self.claim(rows.single())
+        } catch let error as PostgresError where error.sqlState == .foreignKeyViolation {
+            throw LedgerError.userNotRegistered(uid)
+        }
+    }
+
+    /// The claim of the pending purchase `purchaseToken`, if a user posted it pending.
+    public func googlePlayPendingClaim(purchaseToken: String) async throws -> GooglePlayPendingClaim? {
+        try await client.query(
+            """
+            SELECT \(unsafeSQL: Self.claimColumns) FROM google_play_pending_claims
+            WHERE purchase_token = \(purchaseToken)::text
+            """
+        ).first.map(Self.claim)
+    }
+
+    /// Claims made since `since` whose purchase is not recorded yet, oldest first: what the sync asks
+    /// Google about (a payment completed while its push was missed).
+    public func openGooglePlayPendingClaims(since: Date, limit: Int = 200) async throws -> [GooglePlayPendingClaim] {
+        try await client.query(
+            """
+            SELECT \(unsafeSQL: Self.claimColumns) FROM google_play_pending_claims c
+            WHERE c.claimed_at > \(since)::timestamptz
+              AND NOT EXISTS (SELECT 1 FROM google_play_purchases g WHERE g.purchase_token = c.purchase_token)
+            ORDER BY c.claimed_at
+            LIMIT \(max(0, limit))
+            """
+        ).map(Self.claim)
+    }
+
+    private static let claimColumns = "purchase_token, uid, package_name, product_id, claimed_at"
+
+    private static func claim(_ row: PostgresRow) throws -> GooglePlayPendingClaim {
+        let (token, uid, package, productId, claimedAt) = try row.decode((String, String, String, String, Date).self)
+        return GooglePlayPendingClaim(
+            purchaseToken: token, uid: uid, packageName: package, productId: productId, claimedAt: claimedAt)
+    }
+}

@@ -90,6 +90,10 @@ package struct GooglePlayDesk: Sendable {
         case .purchased?:
             break
         case .pending?:
+            // Who posted it, so that Google's push (or the sync) records it for them once it is paid.
+            _ = try Self.transaction(answer, packageName: packageName, productId: productId, token: token)
+            _ = try await purchases.ledger.claimGooglePlayPending(
+                purchaseToken: token, uid: uid, packageName: packageName, productId: productId)
             purchases.counters.recordPurchase("pending")
             return .pending
         case .cancelled?, nil:
@@ -98,48 +102,16 @@ package struct GooglePlayDesk: Sendable {
         }
         let transaction = try Self.transaction(answer, packageName: packageName, productId: productId, token: token)
         let outcome = try await purchases.record(transaction, for: uid)
-        guard outcome.purchase != nil else { return .recorded(outcome, acknowledged: false) }
-        let record = GooglePlayToken(
-            purchaseToken: token, packageName: packageName, environment: transaction.environment,
-            transactionId: transaction.transactionId, orderId: answer.orderId, productId: productId,
-            consumable: false, purchaseDate: transaction.purchaseDate)
-        try await purchases.ledger.recordGooglePlayToken(record)
-        // Within what is left of the request, less the reserve for recording Google's answer: a request
-        // cut short by its own deadline would answer 503 for a purchase recorded. Not in time: the sync's.
-        guard let deadline = RequestBudget.deadline(budget: verificationBudget, reserve: ledgerReserve) else {
-            logger.notice(
-                "no time left in this request to acknowledge a Google Play purchase; the sync does",
-                metadata: ["transaction": "\(record.transactionId)"])
-            return .recorded(outcome, acknowledged: false)
-        }
-        let acknowledged = await acknowledge(record, alreadyAcknowledged: answer.isAcknowledged, deadline: deadline)
-        if case .recorded = outcome { await learnPrice(record) }
+        let acknowledged = try await recording.follow(
+            outcome, of: answer, transaction: transaction, productId: productId, token: token)
         return .recorded(outcome, acknowledged: acknowledged)
     }
 
-    /// Asks Google's Orders API what the new purchase `record` charged, within what is left of the request
-    /// less the reserve for booking it, and books it; otherwise (no time, Google silent or not saying) the
-    /// purchase stays unpriced for the sync. Never fails the purchase.
-    private func learnPrice(_ record: GooglePlayToken) async {
-        let metadata: Logger.Metadata = ["transaction": "\(record.transactionId)"]
-        guard let deadline = RequestBudget.deadline(budget: priceBudget, reserve: ledgerReserve) else {
-            logger.notice(
-                "no time left in this request to price a Google Play purchase; the sync does", metadata: metadata)
-            return
-        }
-        do {
-            let outcome = try await GooglePlayPricer(client: client, ledger: purchases.ledger, logger: logger)
-                .price(record, deadline: deadline)
-            if case .notPriced(let why) = outcome {
-                logger.notice(
-                    "a Google Play purchase stays unpriced for now",
-                    metadata: metadata.merging(["why": "\(why)"]) { $1 })
-            }
-        } catch {
-            logger.notice(
-                "could not price a Google Play purchase; the sync does",
-                metadata: metadata.merging(["error": "\(error)"]) { $1 })
-        }
+    /// What follows a Play purchase's recording, here and when a pending one completes.
+    package var recording: GooglePlayRecording {
+        GooglePlayRecording(
+            client: client, ledger: purchases.ledger, logger: logger, ledgerReserve: ledgerReserve,
+            acknowledgeBudget: verificationBudget, priceBudget: priceBudget)
     }
 
     /// Google's answer about the purchase, within the request's budget.
@@ -164,14 +136,6 @@ package struct GooglePlayDesk: Sendable {
             throw GooglePlayUnavailable(
                 message: "Google Play did not answer in time: \(error.code)", retryAt: error.retryAt)
         }
-    }
-
-    /// Tells Google the purchase was granted (``GooglePlayAcknowledger``) within `deadline`.
-    package func acknowledge(
-        _ record: GooglePlayToken, alreadyAcknowledged: Bool = false, deadline: ContinuousClock.Instant? = nil
-    ) async -> Bool {
-        await GooglePlayAcknowledger(client: client, ledger: purchases.ledger, logger: logger)
-            .acknowledge(record, alreadyAcknowledged: alreadyAcknowledged, deadline: deadline)
     }
 
     /// The ledger's transaction for Google's answer: `google_play`, `Production` or `Sandbox` (a test

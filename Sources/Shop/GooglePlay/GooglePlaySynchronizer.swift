@@ -8,7 +8,8 @@ import ServiceLifecycle
 /// The Google Play side of a sync (`shopledger google sync`, and every `--google-play-sync-interval` in
 /// `serve`): Google's voided purchases since a time, each recorded as its purchase's refund through the
 /// same refund path as Apple's (so a missed push is recovered), the acknowledgements still owed to
-/// Google retried until its three-day deadline, and the purchases recorded unpriced priced from their
+/// Google retried until its three-day deadline, the pending purchases Google completed recorded for the
+/// users who posted them, and the purchases recorded unpriced priced from their
 /// orders (``GooglePlayPricer``; at most ``priceLimit`` per run, each one not priced backing off as App
 /// Store lookups do).
 package struct GooglePlaySynchronizer: Sendable {
@@ -51,12 +52,17 @@ package struct GooglePlaySynchronizer: Sendable {
         package var pricesLearned = 0
         /// Of them, not priced: Google did not answer (asked again next run) or its order does not say.
         package var pricesMissing = 0
+        /// Pending purchases posted in Google's three days and not recorded, asked about again.
+        package var pendingChecked = 0
+        /// Of them, recorded now for the user who posted them (Google completed the payment).
+        package var pendingRecorded = 0
 
         package var description: String {
             "voids \(voidsRead) (applied \(refundsApplied), parked \(refundsParked), known \(refundsKnown)"
                 + (voidsComplete ? ")" : ", incomplete)")
                 + ", acknowledged \(acknowledged), still owed \(acknowledgementsOwed)"
                 + ", prices: \(unpricedChecked) unpriced asked, \(pricesLearned) priced, \(pricesMissing) not"
+                + ", pending: \(pendingChecked) asked, \(pendingRecorded) recorded"
         }
     }
 
@@ -70,6 +76,7 @@ package struct GooglePlaySynchronizer: Sendable {
                 report.acknowledgementsOwed += 1
             }
         }
+        try await syncPending(into: &report)
         try await syncPrices(into: &report)
         do {
             try await client.voidedPurchases(since: since) { page in
@@ -97,6 +104,29 @@ package struct GooglePlaySynchronizer: Sendable {
 }
 
 extension GooglePlaySynchronizer {
+    /// Asks Google again about each pending purchase a user posted within Google's three days and that is
+    /// not recorded, and records those it says are paid for that user (a push missed or not configured).
+    ///
+    /// - Throws: when the work list cannot be read (the database), or `CancellationError`.
+    func syncPending(into report: inout Report) async throws {
+        let recording = GooglePlayRecording(client: client, ledger: ledger, logger: logger)
+        let since = now().addingTimeInterval(-LedgerStore.googleAcknowledgementWindow)
+        for claim in try await ledger.openGooglePlayPendingClaims(since: since) {
+            try Task.checkCancellation()
+            report.pendingChecked += 1
+            do {
+                if case .recorded(.recorded) = try await recording.complete(purchaseToken: claim.purchaseToken) {
+                    report.pendingRecorded += 1
+                }
+            } catch {
+                if error is CancellationError || Task.isCancelled { throw CancellationError() }
+                logger.notice(
+                    "could not ask about a pending Google Play purchase",
+                    metadata: ["uid": "\(claim.uid)", "error": "\(error)"])
+            }
+        }
+    }
+
     /// Prices the purchases recorded without a price from their orders: `orders.batchget` per
     /// ``GooglePlayClient/ordersPerBatch``, and `orders.get` one by one when Google refuses a batch (it
     /// fails a whole batch for one order it does not find). A purchase not priced is noted
