@@ -158,6 +158,7 @@ struct CatalogGoogleProductCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     @OptionGroup var logging: LoggingOptions
+    @OptionGroup var who: SupportActorOptions
     @OptionGroup var target: CatalogItemOptions
 
     @Option(help: "The Play Console product id (lowercase letters, digits, underscores and periods).")
@@ -165,10 +166,11 @@ struct CatalogGoogleProductCommand: AsyncParsableCommand {
 
     func run() async throws {
         let item = try target.item()
-        try await database.withClient(schema: .requireCurrent) { client in
-            try await CatalogStore(client: client).setGoogleProductId(item, googleProductId)
+        let change = try await database.withClient(schema: .requireCurrent) { client in
+            try await CatalogStore(client: client).setGoogleProductId(
+                item, googleProductId, SupportRequest(actor: who.actor, reason: who.reason))
         }
-        print("\(item.kind.rawValue) \(item.index) is sold on Google Play as \(googleProductId)")
+        print(CatalogText.change(change))
     }
 }
 

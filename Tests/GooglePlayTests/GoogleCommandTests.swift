@@ -30,10 +30,12 @@ struct GoogleCommandTests {
                 let mapped = try await ShopLedgerRun.run(
                     [
                         "catalog", "google-product", "--kind", "face", "--index", "2", "--google-product-id", "sprout2",
-                        "--database-url", db.url,
+                        "--actor", "ops-kim", "--reason", "sold on Google Play", "--database-url", db.url,
                     ], environment: [:])
                 #expect(
-                    mapped.status == 0 && mapped.output.contains("sold on Google Play as sprout2"), "\(mapped.output)")
+                    mapped.status == 0 && mapped.output.contains("google_product #")
+                        && mapped.output.contains("ops-kim")
+                        && mapped.output.contains("[Google Play: sprout2]"), "\(mapped.output)")
                 // The purchase as the server records it (GooglePlayTests.PlayPurchaseTests go through the route).
                 let ledger = LedgerStore(client: db.client, logger: PlayTest.quietLogger)
                 _ = try await ledger.register(uid: "alice", profile: try UserProfile(json: "{}"))

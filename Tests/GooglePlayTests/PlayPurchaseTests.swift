@@ -225,16 +225,24 @@ struct PlayCatalogAdminTests {
                     == "unknown_product")
             let admin = "Bearer admin-token-for-tests-0123456789"
             let uri = "/api/v1/admin/catalog/face/4/google-product"
-            let byUser = try await client.call(.post, uri, uid: "alice", json: ["googleProductId": "sprout4"])
+            let reason = "sold on Google Play from December"
+            let byUser = try await client.call(
+                .post, uri, uid: "alice", json: ["googleProductId": "sprout4", "reason": reason])
             #expect(byUser.status == .unauthorized || byUser.status == .forbidden)
-            let set = try await client.call(.post, uri, authorization: admin, json: ["googleProductId": "sprout4"])
+            let noReason = try await client.call(.post, uri, authorization: admin, json: ["googleProductId": "sprout4"])
+            #expect(noReason.status == .badRequest || noReason.status == .unprocessableContent, "\(noReason.body)")
+            let set = try await client.call(
+                .post, uri, authorization: admin, json: ["googleProductId": "sprout4", "reason": reason])
             #expect(set.status == .ok, "\(set.body)")
-            #expect(set.json["googleProductId"] as? String == "sprout4")
-            let changed = try await client.call(.post, uri, authorization: admin, json: ["googleProductId": "other4"])
+            // Answered as every catalog change is: the change, with who and why, and the item after it.
+            #expect(set.json["change"] as? String == "google_product" && set.json["reason"] as? String == reason)
+            #expect((set.json["item"] as? [String: Any])?["googleProductId"] as? String == "sprout4")
+            let changed = try await client.call(
+                .post, uri, authorization: admin, json: ["googleProductId": "other4", "reason": reason])
             #expect(changed.status == .unprocessableContent && changed.errorCode == "invalid_input")
             let taken = try await client.call(
                 .post, "/api/v1/admin/catalog/face/3/google-product", authorization: admin,
-                json: ["googleProductId": "sprout4"])
+                json: ["googleProductId": "sprout4", "reason": reason])
             #expect(taken.status == .unprocessableContent)
             let bought = try await client.playPurchase("alice", token: "tok-4", productId: "sprout4")
             #expect(bought.status == .ok, "\(bought.body)")

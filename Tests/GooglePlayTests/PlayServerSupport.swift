@@ -35,8 +35,9 @@ func withPlayServer(
     try await fake.run { base in
         try await withTestDatabase(label) { db in
             let catalog = CatalogStore(client: db.client)
-            try await catalog.setGoogleProductId(ItemID(kind: .face, index: 2), "sprout2")
-            try await catalog.setGoogleProductId(ItemID(kind: .background, index: 1), "background1")
+            let ops = SupportRequest(actor: "ops", reason: "sold on Google Play")
+            _ = try await catalog.setGoogleProductId(ItemID(kind: .face, index: 2), "sprout2", ops)
+            _ = try await catalog.setGoogleProductId(ItemID(kind: .background, index: 1), "background1", ops)
             // Webhook events are written while an endpoint listens (0018).
             try await addListeningEndpoint(db.client)
             var configuration = ServerConfiguration(

@@ -123,7 +123,7 @@ struct AppendOnlyTests {
             SELECT 1, min(event_id), 1, now(), 12, 204, 'delivered' FROM webhook_outbox
             """)
         // A Google Play purchase, its token and Google's acknowledgement (GooglePlayTests go through Google).
-        try await CatalogStore(client: ledger.client).setGoogleProductId(.face(3), "sprout3")
+        try await CatalogStore(client: ledger.client).setGoogleProductId(.face(3), "sprout3", playOps)
         var play = makeTransaction("GPA.1", item: .face(3), unpriced: true)
         play.store = .googlePlay
         play.productId = "sprout3"

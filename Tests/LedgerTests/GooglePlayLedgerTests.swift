@@ -37,17 +37,34 @@ struct GooglePlayLedgerTests {
         try await ledger.recordGooglePlayAcknowledgement(purchaseToken: token, consumed: false)
     }
 
-    @Test("an item's Play product id is set once: never changed, never another item's")
+    @Test(
+        "an item's Play product id is set once, with who and why in the catalog's trail: never changed, never another item's"
+    )
     func productIdSetOnce() async throws {
         try await withLedger { db, _ in
             let catalog = CatalogStore(client: db.client)
-            try await catalog.setGoogleProductId(.face(2), "sprout2")
-            try await catalog.setGoogleProductId(.face(2), "sprout2")  // the same again: nothing to do
-            await #expect(throws: LedgerError.self) { try await catalog.setGoogleProductId(.face(2), "other") }
-            await #expect(throws: LedgerError.self) { try await catalog.setGoogleProductId(.face(3), "sprout2") }
-            await #expect(throws: LedgerError.self) { try await catalog.setGoogleProductId(.face(0), "free") }
-            await #expect(throws: LedgerError.self) { try await catalog.setGoogleProductId(.face(3), "Not Valid") }
+            let ops = SupportRequest(actor: "ops-kim", reason: "sold on Google Play from December")
+            let change = try await catalog.setGoogleProductId(.face(2), "sprout2", ops)
+            #expect(change.kind == .googleProduct && change.item.googleProductId == "sprout2")
+            #expect(change.actor == "ops-kim" && change.nameBefore == change.item.name)
+            for (item, id) in [
+                (ItemID.face(2), "sprout2"), (.face(2), "other"), (.face(3), "sprout2"), (.face(0), "free"),
+                (.face(3), "Not Valid"),
+            ] {
+                await #expect(throws: LedgerError.self, "\(item) \(id)") {
+                    try await catalog.setGoogleProductId(item, id, ops)
+                }
+            }
+            await #expect(throws: LedgerError.self) {
+                try await catalog.setGoogleProductId(.face(3), "sprout3", SupportRequest(actor: "ops", reason: " "))
+            }
             #expect(try await catalog.googleProductIds() == [.face(2): "sprout2"])
+            let trail = try await db.client.query(
+                "SELECT change, google_product_id, actor, reason FROM catalog_changes WHERE change = 'google_product'"
+            ).map { try $0.decode((String, String, String, String).self) }
+            #expect(trail.count == 1 && trail[0].1 == "sprout2" && trail[0].3 == ops.reason, "\(trail)")
+            let reconciled = try await Reconciler(client: db.client).run()
+            #expect(reconciled.passed, "\(reconciled.text)")
             // The trigger refuses a change made behind the store's back.
             let error = try await #require(throws: PostgresError.self) {
                 try await db.client.query(
@@ -57,10 +74,27 @@ struct GooglePlayLedgerTests {
         }
     }
 
+    @Test("a Play product id set behind the store's back, without its catalog change, fails catalog_audited")
+    func productIdWithoutChange() async throws {
+        try await TestGate.ledger.run { try await Self.withoutInvariants() }
+    }
+
+    private static func withoutInvariants() async throws {
+        try await withTestDatabase { db in
+            // The trigger lets the id go from NULL once; only the store writes the change that goes with it.
+            try await db.client.query(
+                "UPDATE catalog_items SET google_product_id = 'sprout3' WHERE kind = 'face' AND item_index = 3")
+            try await CatalogStore(client: db.client).setGoogleProductId(.face(2), "sprout2", playOps)
+            let check = try #require(
+                try await Reconciler(client: db.client).run().checks.first { $0.name == "catalog_audited" })
+            #expect(!check.passed && check.failures.map(\.id) == ["face 3"], "\(check.failures)")
+        }
+    }
+
     @Test("a Play purchase names its item by the Play product id, and books production money to receivable:google_play")
     func purchaseByPlayProductId() async throws {
         try await withLedger { db, ledger in
-            try await CatalogStore(client: db.client).setGoogleProductId(.face(2), "sprout2")
+            try await CatalogStore(client: db.client).setGoogleProductId(.face(2), "sprout2", playOps)
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             // Apple's product id is not a Play product id.
             await #expect(throws: LedgerError.self) {
@@ -102,7 +136,7 @@ struct GooglePlayLedgerTests {
     @Test("reconcile names a Play purchase without its token, and one never acknowledged nor refunded")
     func reconcileFindsUnacknowledged() async throws {
         try await withLedger { db, ledger in
-            try await CatalogStore(client: db.client).setGoogleProductId(.face(2), "sprout2")
+            try await CatalogStore(client: db.client).setGoogleProductId(.face(2), "sprout2", playOps)
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             let check = GooglePlayInvariants.acknowledged
             let play = Self.play("GPA.1", productId: "sprout2")
@@ -126,7 +160,7 @@ struct GooglePlayLedgerTests {
     @Test("a void is one refund event however often it is read, and waits for a purchase not recorded yet")
     func voidIdempotent() async throws {
         try await withLedger { db, ledger in
-            try await CatalogStore(client: db.client).setGoogleProductId(.face(2), "sprout2")
+            try await CatalogStore(client: db.client).setGoogleProductId(.face(2), "sprout2", playOps)
             _ = try await ledger.register(uid: "alice", profile: testProfile)
             let void = GooglePlayVoid(purchaseToken: "tok", orderId: "GPA.1", voidedDate: Date())
             #expect(try await ledger.recordGooglePlayVoid(void) == .parked)

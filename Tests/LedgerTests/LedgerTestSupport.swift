@@ -166,3 +166,6 @@ extension PurchaseOutcome {
     var isDuplicate: Bool { if case .duplicate = self { true } else { false } }
     var conflict: PurchaseConflict? { if case .conflict(let reason) = self { reason } else { nil } }
 }
+
+/// Who sets Play product ids in the ledger tests (a catalog change needs an actor and a reason).
+let playOps = SupportRequest(actor: "ops", reason: "sold on Google Play")

@@ -30,7 +30,7 @@ struct ReconcilerTests {
         _ = try await ledger.equip(face: 1, background: 0, for: "alice")
         _ = try await ledger.equip(face: 2, background: 0, for: "bob")
         // A Google Play purchase, its token and Google's acknowledgement (unpriced, as Play purchases are).
-        try await CatalogStore(client: ledger.client).setGoogleProductId(.background(1), "background1")
+        try await CatalogStore(client: ledger.client).setGoogleProductId(.background(1), "background1", playOps)
         var play = makeTransaction("gp1", item: .background(1), unpriced: true)
         play.store = .googlePlay
         play.productId = "background1"

@@ -1,12 +1,15 @@
 import Foundation
 
 /// A change an operator made to the catalog (`catalog_changes`, migration 0017), recorded append-only
-/// with who, when and why, as support actions are: an item added, renamed or retired.
+/// with who, when and why, as support actions are: an item added, renamed or retired, or sold on Google
+/// Play under a product id (migration 0024).
 public struct CatalogChange: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
         case add
         case rename
         case retire
+        /// The item's Google Play product id was set (``CatalogItem/googleProductId`` after it).
+        case googleProduct = "google_product"
     }
 
     public var changeId: Int64

@@ -3,12 +3,13 @@ enum CatalogInvariants {
     /// No purchase of a retired item was recorded for a purchase date on or after its retirement
     /// after it was retired (the purchase statement refuses those); every retired item has its one
     /// `retire` change at `retired_at`; every item's names are those its last change left (items
-    /// without changes are the seeded ones, with no English name); and the trigger that keeps catalog
-    /// rows and their fixed columns is enabled ALWAYS.
+    /// without changes are the seeded ones, with no English name); every Google Play product id has the
+    /// one `google_product` change that set it (migration 0024); and the trigger that keeps catalog rows
+    /// and their fixed columns is enabled ALWAYS.
     static let audited = SQLReconciliationCheck(
         name: "catalog_audited",
         summary: "No purchase of a retired item dated on or after its retirement was recorded after it; every "
-            + "retirement, rename and addition has its catalog change, and catalog rows cannot be removed or their "
+            + "retirement, rename, addition and Google Play product id has its catalog change, and catalog rows cannot be removed or their "
             + "kind, index, product id and price changed (a trigger enabled ALWAYS).",
         examinedWhat: "catalog items",
         examinedSQL: "SELECT count(*) FROM catalog_items",
@@ -46,6 +47,16 @@ enum CatalogInvariants {
             FROM catalog_items c LEFT JOIN last_change l ON l.kind = c.kind AND l.item_index = c.item_index
             WHERE (l.kind IS NULL AND c.name_en IS NOT NULL)
                OR (l.kind IS NOT NULL AND (c.name <> l.name_after OR c.name_en IS DISTINCT FROM l.name_en_after))
+            UNION ALL
+            SELECT c.kind || ' ' || c.item_index,
+                   format('sold on Google Play as %s with %s google_product changes naming it, expected one',
+                          coalesce(c.google_product_id, '(none)'), count(g.change_id))
+            FROM catalog_items c
+            LEFT JOIN catalog_changes g ON g.item_kind = c.kind AND g.item_index = c.item_index
+                 AND g.change = 'google_product'
+            GROUP BY c.kind, c.item_index, c.google_product_id
+            HAVING count(g.change_id) <> (c.google_product_id IS NOT NULL)::int
+                OR count(g.change_id) FILTER (WHERE g.google_product_id IS DISTINCT FROM c.google_product_id) > 0
             UNION ALL
             SELECT 'catalog_items', 'no trigger enabled ALWAYS refusing ' || op.name
             FROM (VALUES ('UPDATE', 17), ('DELETE', 9), ('TRUNCATE', 32)) AS op (name, bits)

@@ -166,11 +166,11 @@ extension CatalogStore {
     }
 
     /// ``itemColumns`` of `catalog_items c`, for a RETURNING that joins another table.
-    private static let itemColumnsOfC = itemColumns.split(separator: ",")
+    static let itemColumnsOfC = itemColumns.split(separator: ",")
         .map { "c." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
 
     /// A change from a row of ``itemColumns``, `name_before`, `name_en_before`, `change_id`, `changed_at`.
-    private static func change(
+    static func change(
         _ kind: CatalogChange.Kind, _ row: PostgresRow, _ request: SupportRequest
     ) throws
         -> CatalogChange

@@ -56,12 +56,13 @@ struct AdminCatalogRoutes {
     /// Registered with the others (``register(on:)``) by its own function: Google Play's mapping.
     func registerGooglePlay(on group: RouterGroup<ShopRequestContext>) {
         group.post("admin/catalog/:kind/:index/google-product") { request, context in
-            _ = try context.requireAdminActor()
+            let actor = try context.requireAdminActor()
             let item = try Self.item(context)
             let input = try await body.json(AdminCatalogBodies.GoogleProductRequest.self, of: request)
-            try await catalog.setGoogleProductId(item, input.googleProductId)
-            return AdminCatalogBodies.GoogleProduct(
-                kind: item.kind.rawValue, index: item.index, googleProductId: input.googleProductId)
+            return ViewResponse(
+                CatalogChangeView(
+                    try await catalog.setGoogleProductId(
+                        item, input.googleProductId, SupportRequest(actor: actor, reason: input.reason))))
         }
     }
 
@@ -115,12 +116,6 @@ package enum AdminCatalogBodies {
     /// `POST /api/v1/admin/catalog/{kind}/{index}/google-product`.
     package struct GoogleProductRequest: Decodable, Sendable {
         let googleProductId: String
-    }
-
-    /// Its 200: the item and its Play product id.
-    struct GoogleProduct: ResponseEncodable, Sendable {
-        let kind: String
-        let index: Int
-        let googleProductId: String
+        let reason: String
     }
 }
