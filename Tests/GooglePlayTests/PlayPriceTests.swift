@@ -67,13 +67,9 @@ struct PlayPriceTests {
 
     @Test("a batch with an order Google does not know is asked one by one; the unknown one backs off")
     func batchWithUnknownOrder() async throws {
-        let fake = FakeGooglePlay()
-        fake.add(.init(productId: "sprout2", token: "tok-a", orderId: "GPA.1"))
-        fake.add(.init(productId: "background1", token: "tok-b", orderId: "GPA.2"))
+        let fake = FakeGooglePlay.withTwoPurchases()
         try await withPlayServer(fake) { client, db, settings in
-            try await client.register("alice")
-            #expect(try await client.playPurchase("alice", token: "tok-a").status == .ok)
-            #expect(try await client.playPurchase("alice", token: "tok-b", productId: "background1").status == .ok)
+            try await client.buyTwo("alice")
             // Google's orders appear for one of the two only.
             fake.update("tok-b") { $0.charged = FakeGooglePlay.Money("KRW", units: 3300) }
             let synchronizer = try Self.synchronizer(db, settings)

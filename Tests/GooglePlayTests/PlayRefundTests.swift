@@ -118,13 +118,9 @@ struct PlayRefundTests {
 
     @Test("a refund Google never pushed is found by the voided-purchases read, once however often it is read")
     func refundByVoidedRead() async throws {
-        let fake = FakeGooglePlay()
-        fake.add(.init(productId: "sprout2", token: "tok-a", orderId: "GPA.1"))
-        fake.add(.init(productId: "background1", token: "tok-b", orderId: "GPA.2"))
+        let fake = FakeGooglePlay.withTwoPurchases()
         try await withPlayServer(fake) { client, db, settings in
-            try await client.register("alice")
-            #expect(try await client.playPurchase("alice", token: "tok-a").status == .ok)
-            #expect(try await client.playPurchase("alice", token: "tok-b", productId: "background1").status == .ok)
+            try await client.buyTwo("alice")
             fake.void("tok-a", reason: 1)
             let ledger = LedgerStore(client: db.client, logger: PlayTest.quietLogger)
             let api = try GooglePlayClient(configuration: settings.api, logger: PlayTest.quietLogger)

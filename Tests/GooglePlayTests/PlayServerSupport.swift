@@ -96,6 +96,13 @@ extension TestClientProtocol {
             json: ["store": "google_play", "packageName": packageName, "productId": productId, "purchaseToken": token])
     }
 
+    /// Signs `uid` up and posts the two purchases ``FakeGooglePlay/withTwoPurchases()`` holds, both recorded.
+    func buyTwo(_ uid: String) async throws {
+        try await register(uid)
+        #expect(try await playPurchase(uid, token: "tok-a").status == .ok)
+        #expect(try await playPurchase(uid, token: "tok-b", productId: "background1").status == .ok)
+    }
+
     /// The faces `uid` owns.
     func ownedFaces(_ uid: String) async throws -> [Int] {
         let answer = try await call(.get, "/api/v1/me", uid: uid)
@@ -106,4 +113,15 @@ extension TestClientProtocol {
 /// Counts rows of the ledger's tables.
 func count(_ db: TestDatabase, _ sql: String) async throws -> Int {
     try await db.client.query(PostgresQuery(unsafeSQL: sql)).single().decode(Int.self, at: 0)
+}
+
+extension FakeGooglePlay {
+    /// A fake Google with two purchases: `tok-a` of face 2 (`sprout2`, order GPA.1) and `tok-b` of
+    /// background 1 (`background1`, order GPA.2), both unpriced (no order answered).
+    static func withTwoPurchases() -> FakeGooglePlay {
+        let fake = FakeGooglePlay()
+        fake.add(.init(productId: "sprout2", token: "tok-a", orderId: "GPA.1"))
+        fake.add(.init(productId: "background1", token: "tok-b", orderId: "GPA.2"))
+        return fake
+    }
 }

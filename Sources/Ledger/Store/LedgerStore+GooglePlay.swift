@@ -82,25 +82,17 @@ extension LedgerStore {
         return try rows.map(Self.googleToken)
     }
 
-    /// Play purchases bought and recorded without a price that none has been learned for, and that have
-    /// an order id to ask Google's Orders API about, at most `limit`: what a sync prices. Never asked
-    /// first, then the least asked, oldest recorded first; with `dueAt`, only those whose back-off
-    /// (`price_lookups`, as for App Store purchases) has run out by then.
-    public func unpricedGooglePlayPurchases(limit: Int, dueAt: Date? = nil) async throws -> [GooglePlayToken] {
+    /// The recorded Play purchases `purchases` (Google Play's, by environment and transaction id), in their order.
+    public func googlePlayTokens(of purchases: [UnpricedPurchase]) async throws -> [GooglePlayToken] {
+        guard !purchases.isEmpty else { return [] }
         let rows = try await client.query(
             """
             SELECT \(unsafeSQL: Self.googleTokenColumns("g")) FROM google_play_purchases g
-            JOIN purchases p
-              ON p.store = g.store AND p.environment = g.environment AND p.transaction_id = g.transaction_id
-            LEFT JOIN price_lookups k
-              ON k.transaction_id = p.transaction_id AND k.store = p.store AND k.environment = p.environment
-            WHERE p.price_milli IS NULL AND p.ownership = 'PURCHASED' AND g.order_id IS NOT NULL
-              AND NOT EXISTS (SELECT 1 FROM purchase_prices l
-                              WHERE l.transaction_id = p.transaction_id AND l.store = p.store
-                                AND l.environment = p.environment)
-              AND (\(dueAt)::timestamptz IS NULL OR k.next_attempt_at IS NULL OR k.next_attempt_at <= \(dueAt))
-            ORDER BY coalesce(k.attempts, 0), p.recorded_at, p.transaction_id
-            LIMIT \(max(0, limit))
+            JOIN unnest(\(TextArray(purchases.map(\.environment.rawValue)))::text[],
+                        \(TextArray(purchases.map(\.transactionId)))::text[]) WITH ORDINALITY
+                 AS w (environment, transaction_id, position)
+              ON g.environment = w.environment AND g.transaction_id = w.transaction_id
+            ORDER BY w.position
             """)
         return try rows.map(Self.googleToken)
     }

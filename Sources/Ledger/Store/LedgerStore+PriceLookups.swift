@@ -2,8 +2,7 @@ import Foundation
 import Postgres
 import Receipts
 
-/// A purchase recorded without a price (see `LedgerStore.unpricedPurchases(limit:dueAt:)`, and
-/// `unpricedGooglePlayPurchases(limit:dueAt:)` for Google Play's).
+/// A purchase recorded without a price (see `LedgerStore.unpricedPurchases(limit:dueAt:store:)`).
 public struct UnpricedPurchase: Sendable, Hashable {
     public var store: VerifiedTransaction.Store
     public var environment: StoreEnvironment
@@ -51,12 +50,15 @@ extension LedgerStore {
         return Set(try rows.map { try $0.decode(String.self, at: 0) })
     }
 
-    /// App Store purchases bought (not family-shared) and recorded without a price that none has been
-    /// learned for yet, at most `limit`: what a sync asks Apple to price. Purchases never asked come
-    /// first, then the least asked, oldest recorded first among equals, so purchases Apple does not
-    /// price cannot starve newer ones. With `dueAt`, only purchases whose back-off has run out by then
-    /// (`price_lookups.next_attempt_at`); without, every one.
-    public func unpricedPurchases(limit: Int, dueAt: Date? = nil) async throws -> [UnpricedPurchase] {
+    /// Purchases of `store` bought (not family-shared) and recorded without a price that none has been
+    /// learned for yet, at most `limit`: what a sync asks the store to price (Apple; for Google Play, the
+    /// purchase's order, so a Play purchase without an order id, `token:…`, has nothing to ask and is left
+    /// out). Purchases never asked come first, then the least asked, oldest recorded first among equals,
+    /// so purchases the store does not price cannot starve newer ones. With `dueAt`, only purchases whose
+    /// back-off has run out by then (`price_lookups.next_attempt_at`); without, every one.
+    public func unpricedPurchases(
+        limit: Int, dueAt: Date? = nil, store: VerifiedTransaction.Store = .appStore
+    ) async throws -> [UnpricedPurchase] {
         try await client.query(
             """
             SELECT p.environment::text, p.transaction_id::text
@@ -64,7 +66,8 @@ extension LedgerStore {
             LEFT JOIN price_lookups k
                 ON k.transaction_id = p.transaction_id AND k.store = p.store AND k.environment = p.environment
             WHERE p.price_milli IS NULL AND p.ownership = 'PURCHASED'
-              AND p.store = \(VerifiedTransaction.Store.appStore.rawValue)::text
+              AND p.store = \(store.rawValue)::text
+              AND NOT (p.store = 'google_play' AND p.transaction_id LIKE 'token:%')
               AND NOT EXISTS (SELECT 1 FROM purchase_prices l
                               WHERE l.transaction_id = p.transaction_id AND l.store = p.store
                                 AND l.environment = p.environment)
@@ -74,7 +77,8 @@ extension LedgerStore {
             """
         ).map { row in
             let (environment, transactionId) = try row.decode((String, String).self)
-            return UnpricedPurchase(environment: StoreEnvironment(rawValue: environment), transactionId: transactionId)
+            return UnpricedPurchase(
+                store: store, environment: StoreEnvironment(rawValue: environment), transactionId: transactionId)
         }
     }
 

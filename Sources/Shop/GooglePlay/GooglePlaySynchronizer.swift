@@ -136,7 +136,8 @@ extension GooglePlaySynchronizer {
     /// - Throws: when the work list cannot be read (the database), or `CancellationError`.
     func syncPrices(into report: inout Report) async throws {
         let pricer = GooglePlayPricer(client: client, ledger: ledger, logger: logger, now: now)
-        let unpriced = try await ledger.unpricedGooglePlayPurchases(limit: priceLimit, dueAt: now())
+        let unpriced = try await ledger.googlePlayTokens(
+            of: try await ledger.unpricedPurchases(limit: priceLimit, dueAt: now(), store: .googlePlay))
         for start in stride(from: 0, to: unpriced.count, by: GooglePlayClient.ordersPerBatch) {
             try Task.checkCancellation()
             let batch = Array(unpriced[start..<min(start + GooglePlayClient.ordersPerBatch, unpriced.count)])
