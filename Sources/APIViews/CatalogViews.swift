@@ -2,12 +2,14 @@ import Foundation
 import Ledger
 
 /// A catalog item as `GET /api/v1/catalog` and `/api/v1/admin/catalog` answer it and
-/// `shopledger catalog list --json` prints it. `productId` (free items), `nameEn` (the seeded items) and
-/// `retiredAt` (items on sale) are null when empty.
+/// `shopledger catalog list --json` prints it. `productId` (free items), `googleProductId` (items not sold
+/// on Google Play), `nameEn` (the seeded items) and `retiredAt` (items on sale) are null when empty.
 public struct CatalogItemView: Encodable, Sendable, Equatable {
     public let kind: String
     public let index: Int
     @NullWhenNil public var productId: String?
+    /// The item's Google Play product id (docs/google-play.md).
+    @NullWhenNil public var googleProductId: String?
     public let name: String
     public let description: String
     /// Integer milliunits of its currency (`{"amountMilli": 2500000, "currency": "KRW"}` is ₩2,500).
@@ -20,6 +22,7 @@ public struct CatalogItemView: Encodable, Sendable, Equatable {
         kind = item.kind.rawValue
         index = item.index
         productId = item.productId
+        googleProductId = item.googleProductId
         name = item.name
         description = item.description
         price = item.price

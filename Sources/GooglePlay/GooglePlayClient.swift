@@ -5,7 +5,8 @@ import NIOCore
 import NIOHTTP1
 
 /// A client of the Google Play Developer API (androidpublisher v3) for one app's one-time products:
-/// `purchases.products.get`, `:acknowledge`, `:consume` and `purchases.voidedpurchases.list`.
+/// `purchases.products.get`, `:acknowledge`, `:consume`, `purchases.voidedpurchases.list`, and the Orders
+/// API's `orders.get` and `orders.batchget` (what a buyer was charged).
 ///
 /// Authenticated as a service account (``AccessTokenSource``); requests wait for the app's quota
 /// (``GooglePlayRateLimiter``), time out, and are retried on 429 (at Google's `Retry-After`), 5xx and
@@ -71,6 +72,33 @@ public struct GooglePlayClient: Sendable {
     public func consume(productId: String, token: String) async throws {
         _ = try await send(
             .POST, try productPath(productId, token) + ":consume", endpoint: "products_consume", as: Empty.self)
+    }
+
+    // MARK: Orders
+
+    /// The most order ids one `orders.batchget` asks for. Google takes up to 1,000, but every id is in the
+    /// URL's query: 100 keep it near 3 KB.
+    public static let ordersPerBatch = 100
+
+    /// `orders.get`: the order `orderId` of the configured package.
+    public func order(_ orderId: String) async throws -> PlayOrder {
+        try await send(
+            .GET, "/androidpublisher/v3/applications/\(try segment(packageName))/orders/\(try segment(orderId))",
+            endpoint: "orders_get", as: PlayOrder.self)
+    }
+
+    /// `orders.batchget`: the orders `orderIds` (1 to ``ordersPerBatch`` distinct ids). Google fails the
+    /// whole request when one id is not found or not the package's (then ask ``order(_:)`` one by one).
+    public func orders(_ orderIds: [String]) async throws -> [PlayOrder] {
+        let ids = Array(Set(orderIds)).sorted()
+        guard (1...Self.ordersPerBatch).contains(ids.count) else {
+            throw GooglePlayError(.invalidInput, "orders.batchget takes 1 to \(Self.ordersPerBatch) order ids")
+        }
+        for id in ids { _ = try segment(id) }
+        let answer = try await send(
+            .GET, "/androidpublisher/v3/applications/\(try segment(packageName))/orders:batchGet",
+            query: ids.map { ("orderIds", $0) }, endpoint: "orders_batchget", as: Wire.BatchGetOrdersResponse.self)
+        return answer.orders ?? []
     }
 
     // MARK: Voided purchases

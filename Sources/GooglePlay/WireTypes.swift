@@ -164,3 +164,163 @@ public struct VoidedPurchase: Sendable, Hashable, Decodable {
         voidedQuantity = try c.decodeIfPresent(Int.self, forKey: .voidedQuantity)
     }
 }
+
+/// `google.type.Money` as Google's APIs send it: `currencyCode` (ISO 4217), `units` (an int64 sent as a
+/// JSON string) and `nanos` (10⁻⁹ units, of the same sign as `units`).
+public struct GoogleMoney: Sendable, Hashable, Decodable {
+    public var currencyCode: String
+    public var units: Int64
+    public var nanos: Int32
+
+    public init(currencyCode: String, units: Int64, nanos: Int32 = 0) {
+        self.currencyCode = currencyCode
+        self.units = units
+        self.nanos = nanos
+    }
+
+    enum CodingKeys: String, CodingKey { case currencyCode, units, nanos }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        currencyCode = try c.decodeIfPresent(String.self, forKey: .currencyCode) ?? ""
+        units = try c.decodeIfPresent(Int64String.self, forKey: .units)?.value ?? 0
+        nanos = try c.decodeIfPresent(Int32.self, forKey: .nanos) ?? 0
+    }
+
+    /// The amount in milliunits (thousandths of the currency's unit), when it is one exactly: nil for a
+    /// fraction of a milliunit, `nanos` out of Google's range or of the other sign than `units`, or an
+    /// amount an Int64 of milliunits cannot hold. Never rounded: a price is booked as stated or not at all.
+    public var milliunits: Int64? {
+        guard (-999_999_999...999_999_999).contains(nanos), nanos % 1_000_000 == 0,
+            !(units > 0 && nanos < 0), !(units < 0 && nanos > 0)
+        else { return nil }
+        let (whole, overflow) = units.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return nil }
+        let (sum, overflowSum) = whole.addingReportingOverflow(Int64(nanos / 1_000_000))
+        return overflowSum ? nil : sum
+    }
+}
+
+/// `orders.get` 200: one Google Play order (the `Order` resource of androidpublisher v3's Orders API),
+/// what a purchase's buyer was charged. Only the fields the ledger reads are decoded.
+public struct PlayOrder: Sendable, Hashable, Decodable {
+    /// `Order.State`.
+    public enum State: String, Sendable {
+        case pending = "PENDING"
+        case processed = "PROCESSED"
+        case canceled = "CANCELED"
+        case pendingRefund = "PENDING_REFUND"
+        case partiallyRefunded = "PARTIALLY_REFUNDED"
+        case refunded = "REFUNDED"
+
+        /// Whether the buyer was charged: processed, or refunded (in part, or pending) after it.
+        public var charged: Bool {
+            switch self {
+            case .processed, .pendingRefund, .partiallyRefunded, .refunded: true
+            case .pending, .canceled: false
+            }
+        }
+    }
+
+    /// `LineItem`: one product of the order.
+    public struct LineItem: Sendable, Hashable, Decodable {
+        public struct OneTimePurchaseDetails: Sendable, Hashable, Decodable {
+            public var quantity: Int?
+        }
+        public var productId: String?
+        /// What the buyer paid for this line, discounts and taxes taken into account.
+        public var total: GoogleMoney?
+        public var tax: GoogleMoney?
+        public var listingPrice: GoogleMoney?
+        public var oneTimePurchaseDetails: OneTimePurchaseDetails?
+
+        public init(productId: String?, total: GoogleMoney?, quantity: Int? = 1) {
+            self.productId = productId
+            self.total = total
+            self.oneTimePurchaseDetails = OneTimePurchaseDetails(quantity: quantity)
+        }
+    }
+
+    public var orderId: String
+    public var purchaseToken: String?
+    /// As Google sent it (`STATE_UNSPECIFIED`, or one this client does not know, gives a nil ``state``).
+    public var stateValue: String?
+    public var lineItems: [LineItem]
+    public var total: GoogleMoney?
+    public var tax: GoogleMoney?
+    public var createTime: String?
+    public var lastEventTime: String?
+
+    public var state: State? { stateValue.flatMap(State.init(rawValue:)) }
+
+    enum CodingKeys: String, CodingKey {
+        case orderId, purchaseToken, state, lineItems, total, tax, createTime, lastEventTime
+    }
+
+    public init(
+        orderId: String, purchaseToken: String?, state: String?, lineItems: [LineItem], total: GoogleMoney? = nil
+    ) {
+        self.orderId = orderId
+        self.purchaseToken = purchaseToken
+        self.stateValue = state
+        self.lineItems = lineItems
+        self.total = total
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        orderId = try c.decode(String.self, forKey: .orderId)
+        purchaseToken = try c.decodeIfPresent(String.self, forKey: .purchaseToken)
+        stateValue = try c.decodeIfPresent(String.self, forKey: .state)
+        lineItems = try c.decodeIfPresent([LineItem].self, forKey: .lineItems) ?? []
+        total = try c.decodeIfPresent(GoogleMoney.self, forKey: .total)
+        tax = try c.decodeIfPresent(GoogleMoney.self, forKey: .tax)
+        createTime = try c.decodeIfPresent(String.self, forKey: .createTime)
+        lastEventTime = try c.decodeIfPresent(String.self, forKey: .lastEventTime)
+    }
+
+    /// What the buyer paid for the one-time purchase `token` of `productId`, in milliunits and its
+    /// currency, or why the order does not say (nothing is then booked, nothing guessed): the order must
+    /// be that token's, charged, of exactly one line of `productId` and quantity 1, whose total is an
+    /// exact, non-negative amount in an ISO 4217 code.
+    public func charge(for productId: String, token: String) -> Result<Charge, NotPriced> {
+        guard purchaseToken == token else { return .failure(NotPriced("the order is another purchase token's")) }
+        guard let state else { return .failure(NotPriced("the order's state is \(stateValue ?? "missing")")) }
+        guard state.charged else { return .failure(NotPriced("the order is \(state.rawValue), not charged")) }
+        guard lineItems.count == 1, let line = lineItems.first else {
+            return .failure(NotPriced("the order has \(lineItems.count) lines, not one"))
+        }
+        guard line.productId == productId else { return .failure(NotPriced("the order's line is another product")) }
+        guard (line.oneTimePurchaseDetails?.quantity ?? 1) == 1 else {
+            return .failure(NotPriced("the order's quantity is not 1"))
+        }
+        guard let total = line.total, let milli = total.milliunits, milli >= 0,
+            total.currencyCode.utf8.count == 3, total.currencyCode.utf8.allSatisfy({ (65...90).contains($0) })
+        else { return .failure(NotPriced("the order's line states no exact amount in a currency")) }
+        return .success(Charge(milliunits: milli, currency: total.currencyCode))
+    }
+
+    /// What a buyer paid: milliunits of an ISO 4217 currency.
+    public struct Charge: Sendable, Hashable {
+        public var milliunits: Int64
+        public var currency: String
+
+        public init(milliunits: Int64, currency: String) {
+            self.milliunits = milliunits
+            self.currency = currency
+        }
+    }
+
+    /// Why an order prices nothing.
+    public struct NotPriced: Error, Sendable, Hashable, CustomStringConvertible {
+        public let description: String
+        public init(_ description: String) { self.description = description }
+    }
+}
+
+extension Wire {
+    /// `orders.batchget` 200.
+    struct BatchGetOrdersResponse: Decodable {
+        let orders: [PlayOrder]?
+    }
+}

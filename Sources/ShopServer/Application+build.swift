@@ -112,7 +112,8 @@ func shopApplication(
             PubSubPushVerifier(
                 audience: $0.audience, serviceAccountEmail: $0.serviceAccountEmail, certificates: $0.certificates)
         },
-        packageName: configuration.googlePlay?.api.packageName, ledger: ledger, metrics: metrics, body: body
+        packageName: configuration.googlePlay?.api.packageName, recording: googlePlay?.recording, ledger: ledger,
+        metrics: metrics, body: body
     ).register(on: api)
     let apiUsers = api.group().add(middleware: UserAuthentication(authenticator: authenticator, header: .bearer))
     MeRoutes(ledger: ledger, body: body).register(on: apiUsers)
@@ -254,7 +255,7 @@ private func googlePlayDesk(
             client: try GooglePlayClient(configuration: settings.api, logger: logger, observer: metrics),
             purchases: desk,
             verificationBudget: settings.verificationBudget, ledgerReserve: configuration.appStoreLedgerReserve,
-            logger: logger)
+            priceBudget: settings.priceBudget, logger: logger)
     } catch {
         throw ConfigurationError("Google Play: \(error.message)")
     }

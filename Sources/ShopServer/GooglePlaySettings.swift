@@ -8,6 +8,9 @@ public struct GooglePlaySettings: Sendable {
     /// The longest Google's purchase answer may take inside a purchase request (cut to the request's
     /// time left less the ledger's reserve); then 503 `google_play_unavailable`.
     public var verificationBudget: Duration
+    /// The longest a new purchase's order lookup (its price) may take inside its request (cut likewise);
+    /// then the purchase stays unpriced and the sync prices it.
+    public var priceBudget: Duration
     /// How often the server reads Google's voided purchases and retries owed acknowledgements; nil: never
     /// (run `shopledger google sync` instead).
     public var syncInterval: Duration?
@@ -35,11 +38,12 @@ public struct GooglePlaySettings: Sendable {
     public static let googleCertificatesURL = "https://www.googleapis.com/oauth2/v1/certs"
 
     public init(
-        api: GooglePlayConfiguration, verificationBudget: Duration = .seconds(6), syncInterval: Duration? = nil,
-        syncLookBack: Duration = .seconds(3 * 86_400), push: Push? = nil
+        api: GooglePlayConfiguration, verificationBudget: Duration = .seconds(6), priceBudget: Duration = .seconds(2),
+        syncInterval: Duration? = nil, syncLookBack: Duration = .seconds(3 * 86_400), push: Push? = nil
     ) {
         self.api = api
         self.verificationBudget = verificationBudget
+        self.priceBudget = priceBudget
         self.syncInterval = syncInterval
         self.syncLookBack = syncLookBack
         self.push = push

@@ -214,6 +214,9 @@ public struct ServerConfiguration: Sendable {
             else {
                 throw ConfigurationError("the Google Play verification budget must be between 0.1 and 600 seconds")
             }
+            guard googlePlay.priceBudget >= .milliseconds(100), googlePlay.priceBudget <= .seconds(600) else {
+                throw ConfigurationError("the Google Play price budget must be between 0.1 and 600 seconds")
+            }
             if let interval = googlePlay.syncInterval, interval < .seconds(1) {
                 throw ConfigurationError("the Google Play sync interval must be at least 1 second")
             }

@@ -177,6 +177,7 @@ enum CatalogText {
     static func item(_ item: CatalogItem) -> String {
         var line = "\(item.kind.rawValue) \(item.index) \(item.productId ?? "(free)") \(item.name)"
         if let nameEn = item.nameEn { line += " / \(nameEn)" }
+        if let google = item.googleProductId { line += " [Google Play: \(google)]" }
         line +=
             " \(CurrencyFormat.amount(item.price.amountMilli, currency: item.price.currency)) \(item.price.currency)"
         if let retiredAt = item.retiredAt { line += " [retired \(SupportText.time(retiredAt))]" }

@@ -17,9 +17,16 @@ struct GooglePlayOptions: ParsableArguments {
     var verifyBudget: Double?
 
     @Option(
+        name: .customLong("google-play-price-budget"), parsing: .unconditional,
+        help:
+            "Seconds a new Google Play purchase may wait for its order's price (cut to the request's time left); then it stays unpriced and a sync prices it. Default: $SHOPLEDGER_GOOGLE_PLAY_PRICE_BUDGET or 2"
+    )
+    var priceBudget: Double?
+
+    @Option(
         name: .customLong("google-play-sync-interval"), parsing: .unconditional,
         help:
-            "Seconds between reads of Google Play's voided purchases (and retries of owed acknowledgements) while serving; off unless set. Default: $SHOPLEDGER_GOOGLE_PLAY_SYNC_INTERVAL"
+            "Seconds between Google Play syncs while serving (owed acknowledgements, completed pending purchases, prices, voided purchases); off unless set. Default: $SHOPLEDGER_GOOGLE_PLAY_SYNC_INTERVAL"
     )
     var syncInterval: Double?
 
@@ -60,6 +67,9 @@ struct GooglePlayOptions: ParsableArguments {
             verificationBudget: try Setting.duration(
                 verifyBudget, "--google-play-verify-budget", "SHOPLEDGER_GOOGLE_PLAY_VERIFY_BUDGET", in: 0.1...600,
                 default: 6),
+            priceBudget: try Setting.duration(
+                priceBudget, "--google-play-price-budget", "SHOPLEDGER_GOOGLE_PLAY_PRICE_BUDGET", in: 0.1...600,
+                default: 2),
             syncInterval: try Setting.seconds(
                 syncInterval, "--google-play-sync-interval", "SHOPLEDGER_GOOGLE_PLAY_SYNC_INTERVAL", in: 1...604_800
             ).map { Duration.milliseconds(Int64(($0 * 1000).rounded())) })

@@ -239,6 +239,11 @@ struct PlayCatalogAdminTests {
             let bought = try await client.playPurchase("alice", token: "tok-4", productId: "sprout4")
             #expect(bought.status == .ok, "\(bought.body)")
             #expect(try await client.ownedFaces("alice").contains(4))
+            // The catalog shows both stores' ids of the item.
+            let items = try await client.call(.get, "/api/v1/catalog", uid: "alice").json["items"] as? [[String: Any]]
+            let face4 = try #require(items?.first { $0["kind"] as? String == "face" && $0["index"] as? Int == 4 })
+            #expect(face4["googleProductId"] as? String == "sprout4")
+            #expect(face4["productId"] as? String == "com.memolease.sesac1.sprout4")
         }
     }
 }

@@ -72,6 +72,7 @@ struct AppendOnlyTests {
         "posting_rows": "currency", "apple_sales_reports": "file_name", "apple_sales_report_rows": "sku",
         "webhook_outbox": "uid", "webhook_attempts": "outcome", "catalog_changes": "reason",
         "backups": "label", "console_events": "detail", "google_play_acknowledgements": "purchase_token",
+        "google_play_pending_claims": "product_id",
     ]
 
     /// A purchase, its refund, a stored, applied notification, a price learned later, a catalog change,
@@ -133,6 +134,8 @@ struct AppendOnlyTests {
                 transactionId: "GPA.1", orderId: "GPA.1", productId: "sprout3", consumable: false,
                 purchaseDate: play.purchaseDate))
         try await ledger.recordGooglePlayAcknowledgement(purchaseToken: "play-token", consumed: false)
+        _ = try await ledger.claimGooglePlayPending(
+            purchaseToken: "pending-token", uid: "alice", packageName: "com.memolease.sesac1", productId: "sprout3")
         // As `shopledger backups record` records one (FaultTests.BackupRestoreTests, with pgBackRest).
         try await BackupLog(client: ledger.client).record(
             BackupRecord(

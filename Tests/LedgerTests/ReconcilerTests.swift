@@ -59,7 +59,7 @@ struct ReconcilerTests {
             // The ledger's 9 tables, Apple's sales reports' 2, the webhook outbox and attempts, the
             // catalog's audit trail, the backups taken, the console's record, and Google Play's tokens and
             // acknowledgements.
-            #expect(examined["append_only_enforced"] == 18)
+            #expect(examined["append_only_enforced"] == 19)
             #expect(examined["equipped_items_owned"] == 3)
             #expect(report.text.hasSuffix("reconcile: all 16 checks passed"))
             let json = try JSONSerialization.jsonObject(with: Data(try report.json().utf8)) as? [String: Any]

@@ -60,8 +60,12 @@ struct CatalogAdminRouteTests {
             let seeded = try #require(try await Self.catalogItem(client, "face", 1))
             #expect(
                 Set(seeded.keys)
-                    == ["kind", "index", "productId", "name", "description", "price", "nameEn", "retired", "retiredAt"])
+                    == [
+                        "kind", "index", "productId", "googleProductId", "name", "description", "price", "nameEn",
+                        "retired", "retiredAt",
+                    ])
             #expect(seeded["nameEn"] is NSNull && seeded["retired"] as? Bool == false && seeded["retiredAt"] is NSNull)
+            #expect(seeded["googleProductId"] is NSNull)
             #expect(try await Self.catalogItem(client, "face", 5) == nil)
             #expect(
                 try await client.api(

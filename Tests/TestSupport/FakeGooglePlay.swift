@@ -13,7 +13,9 @@ import _CryptoExtras
 ///   with the test service account's public key and its claims (`iss`, `scope`, `aud`, `exp`), and issues
 ///   access tokens the API then requires;
 /// - the Developer API's `purchases.products` get, `:acknowledge` and `:consume`, and
-///   `purchases.voidedpurchases.list` with `tokenPagination`, as androidpublisher v3 documents them;
+///   `purchases.voidedpurchases.list` with `tokenPagination`, and the Orders API's `orders.get` and
+///   `orders.batchget` (an order for each purchase given a ``Purchase/charged`` amount), as androidpublisher
+///   v3 documents them;
 /// - errors in Google's shape, `{"error": {"code", "message", "status", "errors": [...]}}`, and scripted
 ///   faults (a status, a 429 with `Retry-After`, a hang);
 /// - a signer of Pub/Sub push tokens (Google-signed OIDC JWTs) with a test key whose certificate file
@@ -32,10 +34,19 @@ public final class FakeGooglePlay: Sendable {
         public var regionCode: String
         public var acknowledged = false
         public var consumed = false
+        /// What the order charged the buyer (its line's and its own `total`); nil: Google has no order for it
+        /// (`orders.get` answers 404 NOT_FOUND).
+        public var charged: Money?
+        /// The order's `state`; nil: as the purchase's state says (PROCESSED, CANCELED or PENDING, REFUNDED
+        /// once voided).
+        public var orderState: String?
+        /// The order's line's product id, when another than the purchase's (a test of a mismatch).
+        public var orderProductId: String?
 
         public init(
             productId: String, token: String, orderId: String?, state: Int = 0, purchaseType: Int? = nil,
-            accountId: String? = nil, purchaseTimeMillis: Int64 = 1_763_000_000_000, regionCode: String = "KR"
+            accountId: String? = nil, purchaseTimeMillis: Int64 = 1_763_000_000_000, regionCode: String = "KR",
+            charged: Money? = nil
         ) {
             self.productId = productId
             self.token = token
@@ -45,6 +56,24 @@ public final class FakeGooglePlay: Sendable {
             self.accountId = accountId
             self.purchaseTimeMillis = purchaseTimeMillis
             self.regionCode = regionCode
+            self.charged = charged
+        }
+    }
+
+    /// `google.type.Money`: whole `units` and `nanos` (10⁻⁹) of `currencyCode`.
+    public struct Money: Sendable {
+        public var currencyCode: String
+        public var units: Int64
+        public var nanos: Int32
+        public init(_ currencyCode: String, units: Int64, nanos: Int32 = 0) {
+            self.currencyCode = currencyCode
+            self.units = units
+            self.nanos = nanos
+        }
+        var json: [String: Any] {
+            var object: [String: Any] = ["currencyCode": currencyCode, "units": String(units)]
+            if nanos != 0 { object["nanos"] = nanos }
+            return object
         }
     }
 
@@ -67,6 +96,7 @@ public final class FakeGooglePlay: Sendable {
         var purchases: [String: Purchase] = [:]
         var voided: [VoidedEntry] = []
         var faults: [Fault] = []
+        var orderFaults: [Fault] = []
         var requests: [Request] = []
         var accessTokens: Set<String> = []
         var tokenRequests = 0
@@ -132,6 +162,11 @@ public final class FakeGooglePlay: Sendable {
 
     public func script(_ fault: Fault, times: Int = 1) {
         state.withLock { $0.faults += Array(repeating: fault, count: times) }
+    }
+
+    /// Faults for the Orders API's calls only (taken before ``script(_:times:)``'s, by those calls alone).
+    public func scriptOrders(_ fault: Fault, times: Int = 1) {
+        state.withLock { $0.orderFaults += Array(repeating: fault, count: times) }
     }
 
     /// Every acknowledgement is answered 503 `UNAVAILABLE` while `fail` holds.
@@ -302,9 +337,16 @@ public final class FakeGooglePlay: Sendable {
         let path = request.uri.path
         let query = request.uri.query ?? ""
         let bearer = (request.headers[.authorization] ?? "").replacingOccurrences(of: "Bearer ", with: "")
+        let ordersCall = path.contains("/orders")
         let (fault, authorized) = state.withLock { state in
             state.requests.append(Request(method: request.method.rawValue, path: path, query: query))
-            return (state.faults.isEmpty ? nil : state.faults.removeFirst(), state.accessTokens.contains(bearer))
+            let fault: Fault?
+            if ordersCall, !state.orderFaults.isEmpty {
+                fault = state.orderFaults.removeFirst()
+            } else {
+                fault = state.faults.isEmpty ? nil : state.faults.removeFirst()
+            }
+            return (fault, state.accessTokens.contains(bearer))
         }
         guard authorized else {
             return Self.error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
@@ -334,6 +376,12 @@ public final class FakeGooglePlay: Sendable {
         }
         if rest.count == 3, rest[1] == "purchases", rest[2] == "voidedpurchases", request.method == .get {
             return voidedList(request.uri.queryParameters)
+        }
+        if rest.count == 3, rest[1] == "orders", request.method == .get {
+            return orderAnswer(rest[2])
+        }
+        if rest.count == 2, rest[1] == "orders:batchGet", request.method == .get {
+            return batchGet(request.uri.queryParameters.getAll("orderIds"))
         }
         guard rest.count == 6, rest[1] == "purchases", rest[2] == "products", rest[4] == "tokens" else {
             return Self.error(404, "NOT_FOUND", "No such method.")
@@ -391,6 +439,55 @@ public final class FakeGooglePlay: Sendable {
         object["purchaseType"] = purchase.purchaseType
         object["obfuscatedExternalAccountId"] = purchase.accountId
         return object
+    }
+
+    /// `orders.get`: 404 NOT_FOUND unless a purchase of the package has this order id and a charge.
+    private func orderAnswer(_ orderId: String) -> Response {
+        guard let order = order(orderId) else {
+            return Self.error(404, "NOT_FOUND", "The order was not found.")
+        }
+        return Self.json(200, order)
+    }
+
+    /// `orders.batchget`: 1 to 1,000 distinct ids, and the whole request fails when one is not found.
+    private func batchGet(_ orderIds: [String]) -> Response {
+        guard (1...1000).contains(orderIds.count), Set(orderIds).count == orderIds.count else {
+            return Self.error(400, "INVALID_ARGUMENT", "Request contains an invalid argument.")
+        }
+        var orders: [[String: Any]] = []
+        for id in orderIds {
+            guard let order = order(id) else { return Self.error(404, "NOT_FOUND", "The order was not found.") }
+            orders.append(order)
+        }
+        return Self.json(200, ["orders": orders])
+    }
+
+    /// The `Order` resource of the purchase whose order id is `orderId`.
+    private func order(_ orderId: String) -> [String: Any]? {
+        state.withLock { state -> [String: Any]? in
+            guard let purchase = state.purchases.values.first(where: { $0.orderId == orderId }),
+                let charged = purchase.charged
+            else { return nil }
+            let voided = state.voided.contains { $0.token == purchase.token }
+            let derived = voided ? "REFUNDED" : ["PROCESSED", "CANCELED", "PENDING"][min(max(purchase.state, 0), 2)]
+            let created = Date(timeIntervalSince1970: TimeInterval(purchase.purchaseTimeMillis) / 1000)
+            let time = ISO8601DateFormatter().string(from: created)
+            return [
+                "orderId": orderId, "purchaseToken": purchase.token, "state": purchase.orderState ?? derived,
+                "createTime": time, "lastEventTime": time,
+                "buyerAddress": ["buyerCountry": purchase.regionCode],
+                "lineItems": [
+                    [
+                        "productId": purchase.orderProductId ?? purchase.productId, "productTitle": "Item",
+                        "total": charged.json, "tax": Money(charged.currencyCode, units: 0).json,
+                        "listingPrice": charged.json,
+                        "oneTimePurchaseDetails": ["quantity": 1, "purchaseOptionId": "default"],
+                    ] as [String: Any]
+                ],
+                "total": charged.json, "tax": Money(charged.currencyCode, units: 0).json,
+                "orderDetails": ["taxInclusive": true],
+            ]
+        }
     }
 
     private func voidedList(_ query: Hummingbird.Parameters) -> Response {

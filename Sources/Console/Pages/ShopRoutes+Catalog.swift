@@ -189,6 +189,7 @@ extension ShopRoutes {
             <p><a href="/shop/catalog">\(language.pick("← Catalog", "← 카탈로그"))</a></p>
             <dl class="facts">
             <dt>\(language.pick("Product id", "상품 ID"))</dt><dd>\(item.productId ?? "—")</dd>
+            <dt>\(language.pick("Google Play product id", "Google Play 상품 ID"))</dt><dd>\(item.googleProductId ?? "—")</dd>
             <dt>\(language.pick("Korean name", "한국어 이름"))</dt><dd lang="ko">\(item.name)</dd>
             <dt>\(language.pick("English name", "영어 이름"))</dt><dd lang="en">\(item.nameEn ?? "")</dd>
             <dt>\(language.pick("Price", "가격"))</dt><dd>\(item.isFree ? "—" : Pages.money(milli: item.price.amountMilli, currency: item.price.currency))</dd>

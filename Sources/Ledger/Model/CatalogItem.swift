@@ -20,10 +20,12 @@ public struct CatalogItem: Sendable, Hashable {
     public let nameEn: String?
     /// When the item was retired: no longer sold from then on, still owned and reported. nil: on sale.
     public let retiredAt: Date?
+    /// The Google Play product id the item is sold as on Google Play (migration 0021); nil: App Store only.
+    public let googleProductId: String?
 
     public init(
         kind: ItemKind, index: Int, productId: String?, name: String, description: String, price: Money,
-        nameEn: String? = nil, retiredAt: Date? = nil
+        nameEn: String? = nil, retiredAt: Date? = nil, googleProductId: String? = nil
     ) {
         self.kind = kind
         self.index = index
@@ -33,6 +35,7 @@ public struct CatalogItem: Sendable, Hashable {
         self.price = price
         self.nameEn = nameEn
         self.retiredAt = retiredAt
+        self.googleProductId = googleProductId
     }
 
     public var isFree: Bool { productId == nil }

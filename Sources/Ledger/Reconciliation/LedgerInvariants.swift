@@ -386,12 +386,12 @@ public enum LedgerInvariants {
     /// The outbox and the attempts have one exception, inside the same trigger function: `webhook_prune`
     /// deletes rows older than the retention window (migration 0018). The backups pgBackRest took
     /// (`backups`, migration 0019) stay recorded too, and so does the console's record of every sign-in
-    /// and action (`console_events`, migration 0020), and Google Play's purchase tokens and their
-    /// acknowledgements (migration 0021).
+    /// and action (`console_events`, migration 0020), Google Play's purchase tokens and their
+    /// acknowledgements (migration 0021), and who posted a pending Play purchase (migration 0023).
     public static let appendOnlyTables = [
         "store_transactions", "purchases", "journal_entry_rows", "posting_rows", "refund_events", "grant_event_rows",
         "store_notifications", "purchase_prices", "support_actions", "apple_sales_reports", "apple_sales_report_rows",
         "webhook_outbox", "webhook_attempts", "catalog_changes", "backups", "console_events", "google_play_purchases",
-        "google_play_acknowledgements",
+        "google_play_acknowledgements", "google_play_pending_claims",
     ]
 }

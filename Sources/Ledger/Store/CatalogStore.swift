@@ -24,16 +24,17 @@ public struct CatalogStore: Sendable {
 
     /// The columns ``item(_:)`` decodes, in its order.
     static let itemColumns =
-        "kind, item_index, product_id, name, description, price_milli, currency, name_en, retired_at"
+        "kind, item_index, product_id, name, description, price_milli, currency, name_en, retired_at, google_product_id"
 
     static func item(_ row: PostgresRow) throws -> CatalogItem {
-        let (kind, index, productId, name, description, priceMilli, currency, nameEn, retiredAt) =
-            try row.decode((String, Int, String?, String, String, Int64, String, String?, Date?).self)
+        let (kind, index, productId, name, description, priceMilli, currency, nameEn, retiredAt, googleProductId) =
+            try row.decode((String, Int, String?, String, String, Int64, String, String?, Date?, String?).self)
         guard let itemKind = ItemKind(rawValue: kind) else {
             throw PostgresError(code: .decoding, message: "catalog_items has an unknown kind \(kind)")
         }
         return CatalogItem(
             kind: itemKind, index: index, productId: productId, name: name, description: description,
-            price: Money(amountMilli: priceMilli, currency: currency), nameEn: nameEn, retiredAt: retiredAt)
+            price: Money(amountMilli: priceMilli, currency: currency), nameEn: nameEn, retiredAt: retiredAt,
+            googleProductId: googleProductId)
     }
 }

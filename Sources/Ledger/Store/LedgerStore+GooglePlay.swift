@@ -82,6 +82,29 @@ extension LedgerStore {
         return try rows.map(Self.googleToken)
     }
 
+    /// Play purchases bought and recorded without a price that none has been learned for, and that have
+    /// an order id to ask Google's Orders API about, at most `limit`: what a sync prices. Never asked
+    /// first, then the least asked, oldest recorded first; with `dueAt`, only those whose back-off
+    /// (`price_lookups`, as for App Store purchases) has run out by then.
+    public func unpricedGooglePlayPurchases(limit: Int, dueAt: Date? = nil) async throws -> [GooglePlayToken] {
+        let rows = try await client.query(
+            """
+            SELECT \(unsafeSQL: Self.googleTokenColumns("g")) FROM google_play_purchases g
+            JOIN purchases p
+              ON p.store = g.store AND p.environment = g.environment AND p.transaction_id = g.transaction_id
+            LEFT JOIN price_lookups k
+              ON k.transaction_id = p.transaction_id AND k.store = p.store AND k.environment = p.environment
+            WHERE p.price_milli IS NULL AND p.ownership = 'PURCHASED' AND g.order_id IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM purchase_prices l
+                              WHERE l.transaction_id = p.transaction_id AND l.store = p.store
+                                AND l.environment = p.environment)
+              AND (\(dueAt)::timestamptz IS NULL OR k.next_attempt_at IS NULL OR k.next_attempt_at <= \(dueAt))
+            ORDER BY coalesce(k.attempts, 0), p.recorded_at, p.transaction_id
+            LIMIT \(max(0, limit))
+            """)
+        return try rows.map(Self.googleToken)
+    }
+
     /// Google took the acknowledgement (and consumption) of `purchaseToken`: recorded once.
     public func recordGooglePlayAcknowledgement(purchaseToken: String, consumed: Bool) async throws {
         try await client.query(
@@ -99,8 +122,15 @@ extension LedgerStore {
         ).single().decode(Bool.self, at: 0)
     }
 
-    private static let googleTokenColumns =
-        "purchase_token, package_name, environment::text, transaction_id::text, order_id, product_id, consumable, purchased_at"
+    private static let googleTokenColumns = googleTokenColumns(nil)
+
+    private static func googleTokenColumns(_ table: String?) -> String {
+        let prefix = table.map { $0 + "." } ?? ""
+        return [
+            "purchase_token", "package_name", "environment::text", "transaction_id::text", "order_id", "product_id",
+            "consumable", "purchased_at",
+        ].map { prefix + $0 }.joined(separator: ", ")
+    }
 
     private static func googleToken(_ row: PostgresRow) throws -> GooglePlayToken {
         let (token, package, environment, transactionId, orderId, productId, consumable, purchasedAt) =
@@ -201,5 +231,81 @@ extension LedgerStore {
             ON CONFLICT (notification_uuid) DO NOTHING
             """)
         return (uuid, inserted.affectedRows == 1 ? .stored : .duplicate)
+    }
+}
+
+/// Who posted a Play purchase token Google said was pending (migration 0023): the purchase is recorded for
+/// that user once Google completes the payment.
+public struct GooglePlayPendingClaim: Sendable, Hashable {
+    public var purchaseToken: String
+    public var uid: String
+    public var packageName: String
+    public var productId: String
+    public var claimedAt: Date
+}
+
+extension LedgerStore {
+    /// Notes that `uid` posted the pending purchase `purchaseToken` of `productId`, once: the first user
+    /// who posts a token claims it. Returns the claim as it stands (its `uid` another user's when another
+    /// user claimed the token first).
+    ///
+    /// - Throws: `LedgerError(.invalidInput)` for values of another shape, `.userNotRegistered`, or
+    ///   `PostgresError`.
+    public func claimGooglePlayPending(
+        purchaseToken: String, uid: String, packageName: String, productId: String
+    ) async throws -> GooglePlayPendingClaim {
+        guard (1...512).contains(purchaseToken.utf8.count), (3...255).contains(packageName.utf8.count),
+            (1...140).contains(productId.utf8.count)
+        else { throw LedgerError(.invalidInput, "a pending purchase's token, package or product is out of range") }
+        do {
+            let rows = try await client.query(
+                """
+                WITH claimed AS (
+                    INSERT INTO google_play_pending_claims (purchase_token, uid, package_name, product_id)
+                    VALUES (\(purchaseToken)::text, \(uid)::text, \(packageName)::text, \(productId)::text)
+                    ON CONFLICT (purchase_token) DO NOTHING
+                    RETURNING \(unsafeSQL: Self.claimColumns)
+                )
+                SELECT \(unsafeSQL: Self.claimColumns) FROM claimed
+                UNION ALL
+                SELECT \(unsafeSQL: Self.claimColumns) FROM google_play_pending_claims
+                WHERE purchase_token = \(purchaseToken)::text AND NOT EXISTS (SELECT 1 FROM claimed)
+                """)
+            return try Self.claim(rows.single())
+        } catch let error as PostgresError where error.sqlState == .foreignKeyViolation {
+            throw LedgerError.userNotRegistered(uid)
+        }
+    }
+
+    /// The claim of the pending purchase `purchaseToken`, if a user posted it pending.
+    public func googlePlayPendingClaim(purchaseToken: String) async throws -> GooglePlayPendingClaim? {
+        try await client.query(
+            """
+            SELECT \(unsafeSQL: Self.claimColumns) FROM google_play_pending_claims
+            WHERE purchase_token = \(purchaseToken)::text
+            """
+        ).first.map(Self.claim)
+    }
+
+    /// Claims made since `since` whose purchase is not recorded yet, oldest first: what the sync asks
+    /// Google about (a payment completed while its push was missed).
+    public func openGooglePlayPendingClaims(since: Date, limit: Int = 200) async throws -> [GooglePlayPendingClaim] {
+        try await client.query(
+            """
+            SELECT \(unsafeSQL: Self.claimColumns) FROM google_play_pending_claims c
+            WHERE c.claimed_at > \(since)::timestamptz
+              AND NOT EXISTS (SELECT 1 FROM google_play_purchases g WHERE g.purchase_token = c.purchase_token)
+            ORDER BY c.claimed_at
+            LIMIT \(max(0, limit))
+            """
+        ).map(Self.claim)
+    }
+
+    private static let claimColumns = "purchase_token, uid, package_name, product_id, claimed_at"
+
+    private static func claim(_ row: PostgresRow) throws -> GooglePlayPendingClaim {
+        let (token, uid, package, productId, claimedAt) = try row.decode((String, String, String, String, Date).self)
+        return GooglePlayPendingClaim(
+            purchaseToken: token, uid: uid, packageName: package, productId: productId, claimedAt: claimedAt)
     }
 }

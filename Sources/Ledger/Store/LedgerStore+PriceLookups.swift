@@ -2,10 +2,18 @@ import Foundation
 import Postgres
 import Receipts
 
-/// An App Store purchase recorded without a price (see `LedgerStore.unpricedPurchases(limit:dueAt:)`).
+/// A purchase recorded without a price (see `LedgerStore.unpricedPurchases(limit:dueAt:)`, and
+/// `unpricedGooglePlayPurchases(limit:dueAt:)` for Google Play's).
 public struct UnpricedPurchase: Sendable, Hashable {
+    public var store: VerifiedTransaction.Store
     public var environment: StoreEnvironment
     public var transactionId: String
+
+    public init(store: VerifiedTransaction.Store = .appStore, environment: StoreEnvironment, transactionId: String) {
+        self.store = store
+        self.environment = environment
+        self.transactionId = transactionId
+    }
 }
 
 /// When a sync asks Apple again about a purchase it did not price (migration 0012).
@@ -70,7 +78,7 @@ extension LedgerStore {
         }
     }
 
-    /// Notes that asking Apple at `time` did not price `purchase` (`outcome` says why, for operators):
+    /// Notes that asking the store (Apple, or Google's Orders API) at `time` did not price `purchase` (`outcome` says why, for operators):
     /// one more attempt, and the next no earlier than ``PriceLookupBackoff`` says. Returns that time.
     @discardableResult
     public func recordPriceLookupFailure(
@@ -83,7 +91,7 @@ extension LedgerStore {
             """
             INSERT INTO price_lookups AS k
                 (transaction_id, store, environment, attempts, last_outcome, last_attempt_at, next_attempt_at)
-            VALUES (\(purchase.transactionId), \(VerifiedTransaction.Store.appStore.rawValue),
+            VALUES (\(purchase.transactionId), \(purchase.store.rawValue),
                     \(purchase.environment.rawValue), 1, \(outcome), \(time),
                     \(time)::timestamptz + make_interval(secs => \(PriceLookupBackoff.first)))
             ON CONFLICT (transaction_id, store, environment) DO UPDATE

@@ -9,7 +9,10 @@ import Receipts
 /// Where a Google Play purchase is verified and recorded: Google's `purchases.products.get` is the proof
 /// (asked within the request's budget), the ledger records it as the App Store's purchases are (one
 /// statement, idempotent, a token of another user's refused), and Google is then told the purchase was
-/// granted (acknowledged; a purchase not acknowledged in three days is refunded by Google).
+/// granted (acknowledged; a purchase not acknowledged in three days is refunded by Google). A new purchase
+/// is recorded unpriced (Google's purchase answer states no price); what its buyer was charged is then
+/// asked of Google's Orders API with the request's time left and booked (``GooglePlayPricer``), or by the
+/// sync when the request has no time left or Google does not say.
 package struct GooglePlayDesk: Sendable {
     package let client: GooglePlayClient
     /// Records, counts and limits as for App Store purchases.
@@ -18,16 +21,21 @@ package struct GooglePlayDesk: Sendable {
     /// request for the ledger write and the acknowledgement.
     var verificationBudget: Duration
     var ledgerReserve: Duration
+    /// The longest the order lookup of a new purchase may take inside its request (less ``ledgerReserve``
+    /// for booking what it states).
+    var priceBudget: Duration
     var logger: Logger
 
     package init(
         client: GooglePlayClient, purchases: PurchaseDesk, verificationBudget: Duration = .seconds(6),
-        ledgerReserve: Duration = .seconds(2), logger: Logger = Logger(label: "shopledger.googleplay")
+        ledgerReserve: Duration = .seconds(2), priceBudget: Duration = .seconds(2),
+        logger: Logger = Logger(label: "shopledger.googleplay")
     ) {
         self.client = client
         self.purchases = purchases
         self.verificationBudget = verificationBudget
         self.ledgerReserve = ledgerReserve
+        self.priceBudget = priceBudget
         self.logger = logger
     }
 
@@ -82,6 +90,10 @@ package struct GooglePlayDesk: Sendable {
         case .purchased?:
             break
         case .pending?:
+            // Who posted it, so that Google's push (or the sync) records it for them once it is paid.
+            _ = try Self.transaction(answer, packageName: packageName, productId: productId, token: token)
+            _ = try await purchases.ledger.claimGooglePlayPending(
+                purchaseToken: token, uid: uid, packageName: packageName, productId: productId)
             purchases.counters.recordPurchase("pending")
             return .pending
         case .cancelled?, nil:
@@ -90,22 +102,16 @@ package struct GooglePlayDesk: Sendable {
         }
         let transaction = try Self.transaction(answer, packageName: packageName, productId: productId, token: token)
         let outcome = try await purchases.record(transaction, for: uid)
-        guard outcome.purchase != nil else { return .recorded(outcome, acknowledged: false) }
-        let record = GooglePlayToken(
-            purchaseToken: token, packageName: packageName, environment: transaction.environment,
-            transactionId: transaction.transactionId, orderId: answer.orderId, productId: productId,
-            consumable: false, purchaseDate: transaction.purchaseDate)
-        try await purchases.ledger.recordGooglePlayToken(record)
-        // Within what is left of the request, less the reserve for recording Google's answer: a request
-        // cut short by its own deadline would answer 503 for a purchase recorded. Not in time: the sync's.
-        guard let deadline = RequestBudget.deadline(budget: verificationBudget, reserve: ledgerReserve) else {
-            logger.notice(
-                "no time left in this request to acknowledge a Google Play purchase; the sync does",
-                metadata: ["transaction": "\(record.transactionId)"])
-            return .recorded(outcome, acknowledged: false)
-        }
-        let acknowledged = await acknowledge(record, alreadyAcknowledged: answer.isAcknowledged, deadline: deadline)
+        let acknowledged = try await recording.follow(
+            outcome, of: answer, transaction: transaction, productId: productId, token: token)
         return .recorded(outcome, acknowledged: acknowledged)
+    }
+
+    /// What follows a Play purchase's recording, here and when a pending one completes.
+    package var recording: GooglePlayRecording {
+        GooglePlayRecording(
+            client: client, ledger: purchases.ledger, logger: logger, ledgerReserve: ledgerReserve,
+            acknowledgeBudget: verificationBudget, priceBudget: priceBudget)
     }
 
     /// Google's answer about the purchase, within the request's budget.
@@ -130,14 +136,6 @@ package struct GooglePlayDesk: Sendable {
             throw GooglePlayUnavailable(
                 message: "Google Play did not answer in time: \(error.code)", retryAt: error.retryAt)
         }
-    }
-
-    /// Tells Google the purchase was granted (``GooglePlayAcknowledger``) within `deadline`.
-    package func acknowledge(
-        _ record: GooglePlayToken, alreadyAcknowledged: Bool = false, deadline: ContinuousClock.Instant? = nil
-    ) async -> Bool {
-        await GooglePlayAcknowledger(client: client, ledger: purchases.ledger, logger: logger)
-            .acknowledge(record, alreadyAcknowledged: alreadyAcknowledged, deadline: deadline)
     }
 
     /// The ledger's transaction for Google's answer: `google_play`, `Production` or `Sandbox` (a test

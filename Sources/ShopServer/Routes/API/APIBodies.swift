@@ -102,7 +102,8 @@ package enum APIBodies {
         let notificationType: String
         /// `stored` or `duplicate`.
         let storage: String
-        /// `applied`, `parked`, `conflict`, `pending` (stored, applied later) or `none`.
+        /// `applied`, `parked`, `conflict`, `pending` (stored, applied later), `recorded` (a pending purchase
+        /// Google completed, recorded for its claimant) or `none`.
         let ledger: String
     }
 

@@ -14,10 +14,14 @@ import Shop
 /// (`google_play:<messageId>`, deduplicated on it) and a voided purchase applied as its purchase's
 /// refund (journal, grant, webhooks), as Apple's notifications are: 200 once stored (duplicates too),
 /// 5xx only when it could not be stored, so Pub/Sub pushes it again; a ledger step that fails after
-/// storing is left to ``NotificationSweeper``. 501 when pushes are not configured.
+/// storing is left to ``NotificationSweeper``. A `ONE_TIME_PRODUCT_PURCHASED` about a token a user posted
+/// while its payment was pending records the purchase for that user (``GooglePlayRecording/complete(purchaseToken:)``;
+/// the sync does when this cannot). 501 when pushes are not configured.
 struct GooglePlayNotificationRoutes {
     let verifier: PubSubPushVerifier?
     let packageName: String?
+    /// Records a pending purchase Google completed; nil without Google Play's API.
+    let recording: GooglePlayRecording?
     let ledger: LedgerStore
     let metrics: ShopMetrics
     let body: RequestBody
@@ -73,10 +77,33 @@ struct GooglePlayNotificationRoutes {
             throw APIError(.badRequest, code: error.code.rawValue, message: error.message)
         }
         metrics.recordNotification(type: type, outcome: stored.storage.rawValue)
-        let ledgerStep = await NotificationRoutes.apply(stored.notificationUUID, ledger: ledger, logger: logger)
+        var ledgerStep = await NotificationRoutes.apply(stored.notificationUUID, ledger: ledger, logger: logger)
+        if let product = notification.oneTimeProductNotification, product.notificationType == 1, let recording {
+            ledgerStep = await completePending(product.purchaseToken, recording, logger: logger) ?? ledgerStep
+        }
         return .init(
             messageId: push.message.messageId, notificationType: type, storage: stored.storage.rawValue,
             ledger: ledgerStep)
+    }
+}
+
+extension GooglePlayNotificationRoutes {
+    /// Records the pending purchase `token` Google says was paid for the user who posted it: `recorded`
+    /// (now or before), `conflict` (another user's), `pending` (not now: the sync does), or nil when nobody
+    /// claimed it or Google does not say it is paid.
+    func completePending(_ token: String, _ recording: GooglePlayRecording, logger: Logger) async -> String? {
+        do {
+            switch try await recording.complete(purchaseToken: token) {
+            case .unclaimed, .stillPending, .cancelled: return nil
+            case .recorded(.conflict): return "conflict"
+            case .recorded: return "recorded"
+            }
+        } catch {
+            logger.notice(
+                "a completed pending Google Play purchase is not recorded yet; the sync does",
+                metadata: ["error": "\(error)"])
+            return "pending"
+        }
     }
 }
 
