@@ -155,6 +155,38 @@ struct StoreReportTests {
         }
     }
 
+    @Test("a Play purchase priced later (Google's order) is Google Play's revenue on the day its price was learned")
+    func playPriceLearned() async throws {
+        try await withReportLedger { db, ledger in
+            try await Self.fillLedger(db, ledger)
+            // What GooglePlayPricer books from the Orders API: the charge, as a learned price of cho's purchase.
+            var priced = transaction("GPA.2", item: .face(2), at: instant("2025-08-01T05:00:00Z"), price: 3_300_000)
+            priced.store = .googlePlay
+            priced.productId = "sprout2"
+            priced.signedDate = instant("2025-08-02T10:00:00Z")
+            priced.evidenceSHA256 = fakeDigest("google_play_order/GPA.2")
+            guard case .recorded = try await ledger.recordLearnedPrice(priced) else {
+                Issue.record("the price was not booked")
+                return
+            }
+            let report = try await RevenueReporter(client: db.client).daily(date: day("2025-08-02"))
+            #expect(report.reconciled)
+            try await withTemporaryFolder { folder in
+                let written = try writeAndRead(report, to: folder)
+                let google = try #require(written.row(["level": "store_currency", "store": "google_play"]))
+                #expect([google["purchases"], google["gross"], google["net_revenue"]] == ["1", "3300", "3300"])
+                #expect(written.row(["level": "store_currency", "store": "app_store"]) == nil)
+                let all = try #require(written.row(["level": "currency", "book": "production"]))
+                #expect([all["purchases"], all["gross"], all["net_revenue"]] == ["1", "3300", "3300"])
+                #expect(
+                    Self.markdownRow(written.markdown, section: "## By store", label: "Google Play").map {
+                        Array($0.prefix(7))
+                    }
+                        == ["Google Play", "1", "3,300", "0", "0", "0", "3,300"])
+            }
+        }
+    }
+
     @Test("a range report and --json-shaped figures split by store over the whole range")
     func rangeByStore() async throws {
         try await withReportLedger { db, ledger in
