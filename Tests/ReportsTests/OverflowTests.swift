@@ -10,7 +10,8 @@ import Testing
 struct OverflowTests {
     static func purchases(count: Int, priceMilli: Int64) -> EntryGroup {
         EntryGroup(
-            period: 1, entryKind: .purchase, book: "app_store", currency: "KRW", item: ItemID(kind: .face, index: 1),
+            period: 1, entryKind: .purchase, book: "production", store: "app_store", currency: "KRW",
+            item: ItemID(kind: .face, index: 1),
             ownership: .purchased, priceMilli: priceMilli, count: count)
     }
 
@@ -28,7 +29,8 @@ struct OverflowTests {
     func sumOverflows() throws {
         let half = Int64.max / 2 + 1
         let other = EntryGroup(
-            period: 1, entryKind: .purchase, book: "app_store", currency: "KRW", item: ItemID(kind: .face, index: 2),
+            period: 1, entryKind: .purchase, book: "production", store: "app_store", currency: "KRW",
+            item: ItemID(kind: .face, index: 2),
             ownership: .purchased, priceMilli: half, count: 1)
         #expect(throws: ReportError.self) {
             try RevenueAggregator(commission: .standard).accumulate([Self.purchases(count: 1, priceMilli: half), other])

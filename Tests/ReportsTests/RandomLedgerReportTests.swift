@@ -139,6 +139,44 @@ struct RandomLedgerReportTests {
         }
     }
 
+    /// The rows per store (levels `store_item`, `store_kind`, `store_currency`) of every book add up,
+    /// in every summed column, to the all-store row of the same book, currency and item; a book sold
+    /// by one store only (every book of this ledger: production and sandbox the App Store's, stub the
+    /// stub store's) has that store's buyers equal to the book's.
+    static func checkStores(_ written: WrittenReport, day: String, zone: String) {
+        let columns = [
+            "purchases", "gross", "refunds", "refunded_amount", "refund_reversals", "reversed_amount", "net_revenue",
+            "estimated_commission", "estimated_proceeds",
+        ]
+        func key(_ row: [String: String], level: String) -> String {
+            [row["book"]!, level, row["currency"]!, row["item_kind"]!, row["item_index"]!].joined(separator: " ")
+        }
+        var sums: [String: [Int64]] = [:]
+        var stores: [String: Set<String>] = [:]
+        var storeRows: [String: [String: String]] = [:]
+        for row in written.rows where row["level"]!.hasPrefix("store_") {
+            let level = String(row["level"]!.dropFirst("store_".count))
+            let line = key(row, level: level)
+            #expect(["app_store", "stub"].contains(row["store"]!), "\(row)")
+            sums[line] = zip(sums[line] ?? Array(repeating: 0, count: columns.count), columns.map { milli(row[$0])! })
+                .map { $0 + $1 }
+            stores[row["book"]!, default: []].insert(row["store"]!)
+            storeRows[line] = row
+        }
+        let all = written.rows.filter { ["item", "kind", "currency"].contains($0["level"]!) && $0["currency"] != "" }
+        #expect(Set(all.map { key($0, level: $0["level"]!) }) == Set(sums.keys), "\(day) \(zone)")
+        for row in all {
+            let line = key(row, level: row["level"]!)
+            #expect(row["store"] == "")
+            #expect(sums[line] == columns.map { milli(row[$0])! }, "\(day) \(zone) \(line)")
+            if stores[row["book"]!]?.count == 1, let store = storeRows[line] {
+                #expect(
+                    [store["buyers"], store["first_time_buyers"], store["arppu"]]
+                        == [row["buyers"], row["first_time_buyers"], row["arppu"]], "\(day) \(zone) \(line)")
+            }
+        }
+    }
+
     @Test(
         "every day's CSV rows, in UTC and Asia/Seoul, equal the independently computed figures",
         arguments: ["UTC", "Asia/Seoul"])
@@ -188,6 +226,7 @@ struct RandomLedgerReportTests {
                     }
                     #expect(report.reconciled)
                     try Self.checkStorefronts(written, events: events, day: "\(date)", zone: zone)
+                    Self.checkStores(written, day: "\(date)", zone: zone)
                     Self.checkTrailing(written, events: events, date: date, zone: zone)
                 }
                 #expect(daysWithActivity >= 5)

@@ -74,7 +74,7 @@ struct ReportDayCacheTests {
 
     /// The report computed from the ledger alone: the cache set aside while it runs, then put back.
     func reportComputed(_ db: TestDatabase) async throws -> RevenueReport {
-        let tables = ["report_days", "report_day_entries", "report_day_buyers"]
+        let tables = ["report_days", "report_day_entries", "report_day_buyers", "report_day_store_buyers"]
         for table in tables {
             try await db.client.query(PostgresQuery(unsafeSQL: "CREATE TABLE aside_\(table) AS SELECT * FROM \(table)"))
         }

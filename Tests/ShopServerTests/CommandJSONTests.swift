@@ -151,6 +151,13 @@ struct CommandJSONTests {
             let storefronts = try #require(periods.first?["storefronts"] as? [[String: Any]])
             #expect(storefronts.count == 1 && storefronts.first?["storefront"] as? String == "KOR", "\(storefronts)")
             #expect(storefronts.first?["net_milli"] as? Int == 2_500_000, "\(storefronts)")
+            // The same lines per store, each naming its store (issue 43: reports by store).
+            let stores = try #require(periods.first?["stores"] as? [[String: Any]])
+            let appStore = stores.filter { $0["level"] as? String == "currency" }
+            #expect(appStore.count == 1 && appStore.first?["store"] as? String == "app_store", "\(stores)")
+            #expect(appStore.first?["net_milli"] as? Int == 2_500_000 && appStore.first?["buyers"] as? Int == 1)
+            #expect(
+                Set(appStore.first?.keys.map { $0 } ?? []) == Set(krw.first?.keys.map { $0 } ?? []).union(["store"]))
             let trailing = try #require(report.object["trailing"] as? [[String: Any]])
             #expect(trailing.map { $0["days"] as? Int } == [7, 30, 90], "\(trailing)")
             #expect(report.object["converted"] is NSNull && report.object["apple_says"] is NSNull)

@@ -5,6 +5,13 @@ import Ledger
 public struct PeriodFigures: Sendable, Hashable {
     public let period: ReportPeriod
     public internal(set) var lines: [RevenueLineKey: RevenueFigures] = [:]
+    /// The same lines per store (`app_store`, `google_play`, `stub`; `ReportStore`): each store's
+    /// units and amounts, summed over the stores, are `lines`' exactly; buyers are counted per store
+    /// (a user who bought in both stores counts in each).
+    public internal(set) var storeLines: [String: [RevenueLineKey: RevenueFigures]] = [:]
+    /// Purchases recorded without a price (grants, not revenue, until a price is learned) per book and
+    /// store: Google Play's purchases are recorded unpriced (docs/google-play.md).
+    public internal(set) var unpricedByStore: [String: [String: Int]] = [:]
     public internal(set) var grants: [GrantLineKey: GrantFigures] = [:]
     /// Distinct buyers per book over all currencies (a user paying in two currencies counts once).
     public internal(set) var buyersByBook: [String: BuyerCounts] = [:]
@@ -33,6 +40,29 @@ public struct PeriodFigures: Sendable, Hashable {
     /// The total of `currency` in `book` (empty figures when nothing happened).
     public func total(book: String, currency: String) -> RevenueFigures {
         lines[RevenueLineKey(book: book, currency: currency)] ?? RevenueFigures()
+    }
+
+    /// The stores with revenue lines in `book` (every book when nil), in report order (`ReportStore`).
+    public func stores(in book: String? = nil) -> [String] {
+        storeLines.filter { $0.value.keys.contains { book == nil || $0.book == book } }.keys.sorted {
+            ReportStore.order($0) < ReportStore.order($1)
+        }
+    }
+
+    /// The lines of `store` in `book` (every book when nil), in report order.
+    public func sortedLines(
+        store: String, in book: String? = nil
+    ) -> [(
+        key: RevenueLineKey, figures: RevenueFigures
+    )] {
+        (storeLines[store] ?? [:]).filter { book == nil || $0.key.book == book }.sorted { $0.key < $1.key }.map {
+            ($0.key, $0.value)
+        }
+    }
+
+    /// The total of `currency` in `book` in `store` (empty figures when nothing happened there).
+    public func total(book: String, currency: String, store: String) -> RevenueFigures {
+        storeLines[store]?[RevenueLineKey(book: book, currency: currency)] ?? RevenueFigures()
     }
 
     /// The grant lines of `book`, in report order.

@@ -2,14 +2,16 @@ import Ledger
 import Receipts
 
 /// Turns the queries' groups into report figures, in exact integer arithmetic: units and amounts
-/// per item, summed to kind and currency totals; commission per unit; buyers as counted by the
-/// database at each level (never summed).
+/// per item, summed to kind and currency totals, over all stores and per store; commission per unit;
+/// buyers as counted by the database at each level (never summed).
 struct RevenueAggregator: Sendable {
     let commission: CommissionRate
 
     /// The lines of each period (1-based, as `width_bucket` numbers them).
     struct Accumulation: Sendable {
         var lines: [RevenueLineKey: RevenueFigures] = [:]
+        var storeLines: [String: [RevenueLineKey: RevenueFigures]] = [:]
+        var unpricedByStore: [String: [String: Int]] = [:]
         var grants: [GrantLineKey: GrantFigures] = [:]
         var buyersByBook: [String: BuyerCounts] = [:]
     }
@@ -38,6 +40,7 @@ struct RevenueAggregator: Sendable {
                     accumulation.grants[GrantLineKey(book: group.book, item: group.item), default: GrantFigures()]
                         .unpriced +=
                         group.count
+                    accumulation.unpricedByStore[group.book, default: [:]][group.store, default: 0] += group.count
                 }
                 continue
             }
@@ -69,6 +72,8 @@ struct RevenueAggregator: Sendable {
                 RevenueLineKey(book: group.book, currency: currency),
             ] {
                 try accumulation.lines[key, default: RevenueFigures()].addAmounts(of: figures)
+                try accumulation.storeLines[group.store, default: [:]][key, default: RevenueFigures()].addAmounts(
+                    of: figures)
             }
         }
         return periods
@@ -92,11 +97,18 @@ struct RevenueAggregator: Sendable {
                 guard let currency = group.currency else { continue }
                 key = RevenueLineKey(book: group.book, currency: currency)
             default:
+                guard group.store == nil else { continue }
                 accumulation.buyersByBook[group.book] = counts
                 continue
             }
-            accumulation.lines[key, default: RevenueFigures()].buyers = counts.buyers
-            accumulation.lines[key, default: RevenueFigures()].firstTimeBuyers = counts.firstTime
+            if let store = group.store {
+                accumulation.storeLines[store, default: [:]][key, default: RevenueFigures()].buyers = counts.buyers
+                accumulation.storeLines[store, default: [:]][key, default: RevenueFigures()].firstTimeBuyers =
+                    counts.firstTime
+            } else {
+                accumulation.lines[key, default: RevenueFigures()].buyers = counts.buyers
+                accumulation.lines[key, default: RevenueFigures()].firstTimeBuyers = counts.firstTime
+            }
         }
     }
 
@@ -112,6 +124,8 @@ struct RevenueAggregator: Sendable {
             var figures = PeriodFigures(period: period)
             if let accumulation = accumulated[offset + 1] {
                 figures.lines = accumulation.lines
+                figures.storeLines = accumulation.storeLines
+                figures.unpricedByStore = accumulation.unpricedByStore
                 figures.grants = accumulation.grants
                 figures.buyersByBook = accumulation.buyersByBook
             }

@@ -7,18 +7,22 @@ import Ledger
 /// day). Those rows have no buyers (empty fields: distinct buyers are not counted per storefront and
 /// do not add up across days), so filtering `level` keeps every sum as it was.
 extension RevenueCSV {
-    /// The last four of `columns`, which every row ends with.
-    static let operatorColumns = Array(columns.suffix(4))
+    /// The last five of `columns`, which every row ends with.
+    static let operatorColumns = Array(columns.suffix(5))
 
-    static let emptyOperatorFields: [CSVField] = ["", "", "", ""]
+    static let emptyOperatorFields: [CSVField] = ["", "", "", "", ""]
 
     /// Refund rates (percent, one decimal, half up; empty without purchases) and ARPPU (net revenue
-    /// per buyer, half to even to the milliunit; empty without buyers) of a revenue line.
-    static func operatorFields(_ line: RevenueFigures, currency: String, storefront: String = "") -> [CSVField] {
+    /// per buyer, half to even to the milliunit; empty without buyers) of a revenue line, then its
+    /// storefront and store (empty: all of them).
+    static func operatorFields(
+        _ line: RevenueFigures, currency: String, storefront: String = "", store: String = ""
+    ) -> [CSVField] {
         [
             OperatorRates.unitRefundRate(line).map(CSVField.decimal) ?? "",
             OperatorRates.amountRefundRate(line).map(CSVField.decimal) ?? "",
             OperatorRates.arppuMilli(line).map { CSVField.amount($0, currency: currency) } ?? "", .text(storefront),
+            .text(store),
         ]
     }
 

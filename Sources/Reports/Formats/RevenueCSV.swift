@@ -8,7 +8,7 @@ import Ledger
 /// One row per period, book, currency, kind and item, followed by the kind's total (`level` kind)
 /// and, after both kinds, the currency's total (`level` currency); then grants without revenue,
 /// whose currency is empty (book `promotional`: items support granted as compensation, and
-/// revoked). Production rows come first; `book` names test traffic (sandbox, stub…)
+/// revoked); then the same revenue rows per store (`RevenueCSV+Stores`). Production rows come first; `book` names test traffic (sandbox, stub…)
 /// so a filter on `book = production` gives revenue. Amounts are decimal numbers in the currency's
 /// normal precision, without thousands separators.
 public enum RevenueCSV {
@@ -17,7 +17,7 @@ public enum RevenueCSV {
         "item_name", "purchases", "gross", "refunds", "refunded_amount", "refund_reversals", "reversed_amount",
         "net_revenue", "commission_rate", "estimated_commission", "estimated_proceeds", "buyers", "first_time_buyers",
         "family_shared_grants", "family_shared_revokes", "unpriced_purchases", "support_grants", "support_revokes",
-        "refund_rate_units_percent", "refund_rate_amount_percent", "arppu", "storefront",
+        "refund_rate_units_percent", "refund_rate_amount_percent", "arppu", "storefront", "store",
     ]
 
     static let byteOrderMark = "\u{FEFF}"
@@ -37,18 +37,9 @@ public enum RevenueCSV {
             let period = figures.period
             for book in figures.books {
                 for (key, line) in figures.sortedLines(in: book) {
-                    let item = key.kind.flatMap { kind in key.index.map { ItemID(kind: kind, index: $0) } }
-                    let money = { (milli: Int64) in CSVField.amount(milli, currency: key.currency) }
-                    rows.append([
-                        "\(period.first)", "\(period.last)", timeZone, .text(book), .text(key.level.rawValue),
-                        .text(key.currency), .text(key.kind?.rawValue ?? ""), key.index.map(CSVField.number) ?? "",
-                        .text(item.map(report.catalog.productId) ?? ""), .text(item.map(report.catalog.name) ?? ""),
-                        .number(line.purchases), money(line.grossMilli), .number(line.refunds),
-                        money(line.refundedMilli), .number(line.reversals), money(line.reversedMilli),
-                        money(line.netMilli), rate, money(line.commissionMilli), money(line.proceedsMilli),
-                        .number(line.buyers), .number(line.firstTimeBuyers), 0, 0, 0, 0, 0,
-                    ])
-                    rows[rows.count - 1] += operatorFields(line, currency: key.currency)
+                    rows.append(
+                        revenueRow(report, period: period, key: key, level: key.level.rawValue, line: line)
+                            + operatorFields(line, currency: key.currency))
                 }
                 for (key, grants) in figures.sortedGrants(in: book) {
                     rows.append([
@@ -62,9 +53,27 @@ public enum RevenueCSV {
                     rows[rows.count - 1] += emptyOperatorFields
                 }
             }
+            rows += storeRecords(report, figures)
             rows += reportingCurrencyRecords(report, period: period)
         }
         return rows + operatorRecords(report)
+    }
+
+    /// The main columns of a revenue line of `period` (all but the operator columns).
+    static func revenueRow(
+        _ report: RevenueReport, period: ReportPeriod, key: RevenueLineKey, level: String, line: RevenueFigures
+    ) -> [CSVField] {
+        let item = key.kind.flatMap { kind in key.index.map { ItemID(kind: kind, index: $0) } }
+        let money = { (milli: Int64) in CSVField.amount(milli, currency: key.currency) }
+        return [
+            "\(period.first)", "\(period.last)", .text(report.options.timeZone), .text(key.book), .text(level),
+            .text(key.currency), .text(key.kind?.rawValue ?? ""), key.index.map(CSVField.number) ?? "",
+            .text(item.map(report.catalog.productId) ?? ""), .text(item.map(report.catalog.name) ?? ""),
+            .number(line.purchases), money(line.grossMilli), .number(line.refunds), money(line.refundedMilli),
+            .number(line.reversals), money(line.reversedMilli), money(line.netMilli),
+            .decimal(report.options.commission.description), money(line.commissionMilli), money(line.proceedsMilli),
+            .number(line.buyers), .number(line.firstTimeBuyers), 0, 0, 0, 0, 0,
+        ]
     }
 
     /// One field as written. Text gets OWASP's rule against CSV (formula) injection: when it starts

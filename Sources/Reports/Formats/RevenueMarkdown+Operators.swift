@@ -56,8 +56,9 @@ extension RevenueMarkdown {
             return
         }
         document.paragraph(
-            "Production revenue per App Store storefront (the buyer's store country, ISO 3166-1 alpha-3 as StoreKit "
-                + "gives it; **unknown** for purchases recorded without one). A refund or reversal counts in the "
+            "Production revenue per storefront, both stores together (the buyer's store country, ISO 3166-1 alpha-3 "
+                + "as StoreKit gives it, Google Play's region as the same code; **unknown** for purchases recorded "
+                + "without one). A refund or reversal counts in the "
                 + "storefront of the purchase it refunds, on the day the store processed it. Each currency's "
                 + "storefronts add up to its total.")
         for currency in currencies {

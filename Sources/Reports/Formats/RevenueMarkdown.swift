@@ -41,6 +41,7 @@ public enum RevenueMarkdown {
         }
         ratesSection(day, periodNoun: "day", into: &document)
         storefrontSection(report.operators.wholeStorefronts, periodNoun: "day", into: &document)
+        storeSection(day, periodNoun: "day", into: &document)
 
         document.heading(2, "Refunds on this day")
         refundsSection(report, into: &document)
@@ -78,7 +79,7 @@ public enum RevenueMarkdown {
             : "**FAILED**: the figures below disagree with the ledger; see the end of the report before using them."
         let on: ReportText = periodNoun == "day" ? "on" : "in"
         return [
-            "**Counted:** App Store production purchases \(on) the \(periodNoun) they were made; refunds and refund "
+            "**Counted:** App Store and Google Play production purchases \(on) the \(periodNoun) they were made; refunds and refund "
                 + "reversals \(on) the \(periodNoun) the store processed them (the signed date of its notification), "
                 + "whenever the purchase was made. "
                 + "Family-shared and unpriced purchases are grants, not revenue. Sandbox, Xcode and stub activity is listed "
@@ -152,6 +153,7 @@ public enum RevenueMarkdown {
         }
         ratesSection(whole, periodNoun: "range", into: &document)
         storefrontSection(report.operators.wholeStorefronts, periodNoun: "range", into: &document)
+        storeSection(whole, periodNoun: "range", into: &document)
 
         if report.periods.count >= 2 {
             document.heading(2, "Trend")

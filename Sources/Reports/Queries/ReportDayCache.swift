@@ -2,8 +2,10 @@ import CivilDates
 import Ledger
 import Postgres
 
-/// The daily report's figures per local day (migration 0013): for each cached (time zone, day), the
-/// rows the entry and buyer queries return for that day as a period of its own. A day's rows depend
+/// The daily report's figures per local day (migrations 0013 and 0022): for each cached (time zone,
+/// day), the rows the entry and buyer queries return for that day as a period of its own: entries
+/// per store, buyers over all stores (`report_day_buyers`) and per store (`report_day_store_buyers`).
+/// Only days filled with both (`by_store`) are read; a day an older build filled is filled again. A day's rows depend
 /// only on the entries effective that day and on first purchases, so a day that is over can be read
 /// back instead of computed; distinct buyers do not add up across days, so a cached day is only ever
 /// that one day's rows.
@@ -53,12 +55,13 @@ enum ReportDayCache {
     {
         let since = try await FirstPurchaseSQL.since(on: connection)
         let days = periods.map(\.first.description)
-        // A day whose boundaries have moved (the time zone's rules changed) is filled again.
+        // A day whose boundaries have moved (the time zone's rules changed), or that an older build
+        // filled without its rows per store, is filled again.
         try await connection.query(
             """
             DELETE FROM report_days r
             WHERE r.time_zone = \(timeZone)::text AND r.day = ANY(\(days)::date[])
-              AND NOT \(unsafeSQL: boundariesHold)
+              AND NOT (\(unsafeSQL: boundariesHold) AND r.by_store)
             """)
         let touched = try await touchedDays(periods.map(\.first), timeZone: timeZone, since: since, on: connection)
         let missing = try await connection.query(
@@ -77,23 +80,21 @@ enum ReportDayCache {
             let runDays = periods[run].map(\.first.description)
             try await connection.query(
                 """
-                INSERT INTO report_days (time_zone, day, starts_at, ends_at)
+                INSERT INTO report_days (time_zone, day, starts_at, ends_at, by_store)
                 SELECT \(timeZone)::text, t.day, t.day::timestamp AT TIME ZONE \(timeZone)::text,
-                       (t.day + 1)::timestamp AT TIME ZONE \(timeZone)::text
+                       (t.day + 1)::timestamp AT TIME ZONE \(timeZone)::text, true
                 FROM unnest(\(runDays)::date[]) AS t (day)
                 """)
             try await connection.query(
                 storing(
                     RevenueQueries.entryGroupsQuery(window), into: "report_day_entries",
                     columns: [
-                        "kind", "book", "currency", "item_kind", "item_index", "ownership", "price_milli", "entries",
+                        "kind", "book", "store", "currency", "item_kind", "item_index", "ownership", "price_milli",
+                        "entries",
                     ],
                     timeZone: timeZone, days: runDays))
             try await connection.query(
-                storing(
-                    RevenueQueries.buyerGroupsQuery(window, since: since), into: "report_day_buyers",
-                    columns: ["book", "currency", "item_kind", "item_index", "level", "buyers", "first_time_buyers"],
-                    timeZone: timeZone, days: runDays))
+                storingBuyers(RevenueQueries.buyerGroupsQuery(window, since: since), timeZone: timeZone, days: runDays))
         }
         return chosen.count
     }
@@ -123,7 +124,7 @@ enum ReportDayCache {
     }
 
     /// The cached days among `days` a reader may use: stored with the boundaries the database draws
-    /// today, and not changed by anything recorded since `since`.
+    /// today and with their rows per store, and not changed by anything recorded since `since`.
     static func usableDays(
         _ days: [CalendarDate], timeZone: String, since: String, on connection: PostgresConnection
     ) async throws -> Set<CalendarDate> {
@@ -131,7 +132,7 @@ enum ReportDayCache {
             """
             SELECT r.day::text FROM report_days r
             WHERE r.time_zone = \(timeZone)::text AND r.day = ANY(\(days.map(\.description))::date[])
-              AND \(unsafeSQL: boundariesHold)
+              AND \(unsafeSQL: boundariesHold) AND r.by_store
             """)
         let stored = Set(try rows.compactMap { CalendarDate(try $0.decode(String.self, at: 0)) })
         guard !stored.isEmpty else { return [] }
@@ -146,15 +147,15 @@ enum ReportDayCache {
         return try RevenueQueries.entryGroups(
             from: try await connection.query(
                 """
-                SELECT d.n::int, e.kind, e.book, e.currency, e.item_kind, e.item_index, e.ownership, e.price_milli,
-                       e.entries
+                SELECT d.n::int, e.kind, e.book, e.store, e.currency, e.item_kind, e.item_index, e.ownership,
+                       e.price_milli, e.entries
                 FROM unnest(\(days.map(\.0.description))::date[], \(days.map(\.1))::int[]) AS d (day, n)
                 JOIN report_day_entries e ON e.time_zone = \(timeZone)::text AND e.day = d.day
-                ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+                ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
                 """))
     }
 
-    /// The stored buyer rows of `days`, each numbered as its period.
+    /// The stored buyer rows of `days` (over all stores, then per store), each numbered as its period.
     static func storedBuyers(
         _ days: [(CalendarDate, Int)], _ timeZone: String, on connection: PostgresConnection
     ) async throws -> [BuyerGroup] {
@@ -162,10 +163,19 @@ enum ReportDayCache {
         return try RevenueQueries.buyerGroups(
             from: try await connection.query(
                 """
-                SELECT d.n::int, b.book, b.currency, b.item_kind, b.item_index, b.level, b.buyers, b.first_time_buyers
+                SELECT d.n::int, b.book, b.store, b.currency, b.item_kind, b.item_index, b.level, b.buyers,
+                       b.first_time_buyers
                 FROM unnest(\(days.map(\.0.description))::date[], \(days.map(\.1))::int[]) AS d (day, n)
-                JOIN report_day_buyers b ON b.time_zone = \(timeZone)::text AND b.day = d.day
-                ORDER BY 1, 2, 3, 4, 5, 6
+                JOIN (
+                    SELECT time_zone, day, book, NULL::text AS store, currency, item_kind, item_index, level, buyers,
+                           first_time_buyers
+                    FROM report_day_buyers
+                    UNION ALL
+                    SELECT time_zone, day, book, store, currency, item_kind, item_index, level, buyers,
+                           first_time_buyers
+                    FROM report_day_store_buyers
+                ) b ON b.time_zone = \(timeZone)::text AND b.day = d.day
+                ORDER BY 1, 2, 3, 4, 5, 6, 7
                 """))
     }
 
@@ -180,6 +190,27 @@ enum ReportDayCache {
                 INSERT INTO \(table) (time_zone, day, \(columns.joined(separator: ", ")))
                 SELECT $\(zone)::text, ($\(zone + 1)::date[])[g.period], \(columns.map { "g." + $0 }.joined(separator: ", "))
                 FROM (\(query.sql)) g
+                """,
+            binds: query.binds + [timeZone.postgresBind, days.postgresBind])
+    }
+
+    /// The buyer query's rows (numbered by period) inserted as the rows of `days`: those over all
+    /// stores into `report_day_buyers`, those per store into `report_day_store_buyers`, in one
+    /// statement that runs the query once.
+    static func storingBuyers(_ query: PostgresQuery, timeZone: String, days: [String]) -> PostgresQuery {
+        let zone = query.binds.count + 1
+        let columns = ["book", "currency", "item_kind", "item_index", "level", "buyers", "first_time_buyers"]
+        let names = columns.joined(separator: ", ")
+        let values = columns.map { "g." + $0 }.joined(separator: ", ")
+        return PostgresQuery(
+            unsafeSQL: """
+                WITH g AS MATERIALIZED (\(query.sql)),
+                everywhere AS (
+                    INSERT INTO report_day_buyers (time_zone, day, \(names))
+                    SELECT $\(zone)::text, ($\(zone + 1)::date[])[g.period], \(values) FROM g WHERE g.store IS NULL
+                )
+                INSERT INTO report_day_store_buyers (time_zone, day, store, \(names))
+                SELECT $\(zone)::text, ($\(zone + 1)::date[])[g.period], g.store, \(values) FROM g WHERE g.store IS NOT NULL
                 """,
             binds: query.binds + [timeZone.postgresBind, days.postgresBind])
     }

@@ -51,8 +51,8 @@ enum RevenueQueries {
         }
     }
 
-    /// Journal entries in the window, per period, entry kind, book, currency, item, ownership and
-    /// unit price, with how many there are. With no window: all of history as period 1.
+    /// Journal entries in the window, per period, entry kind, book, store, currency, item, ownership
+    /// and unit price, with how many there are. With no window: all of history as period 1.
     static func entryGroups(_ window: ReportWindow?, on connection: PostgresConnection) async throws -> [EntryGroup] {
         try entryGroups(from: try await connection.query(entryGroupsQuery(window)))
     }
@@ -60,8 +60,8 @@ enum RevenueQueries {
     /// The rows of `entryGroupsQuery`, or rows with its columns (the report day cache's).
     static func entryGroups(from rows: PostgresRows) throws -> [EntryGroup] {
         try rows.map { row in
-            let (period, entryText, book, currency, kind, index, ownership, price, count) =
-                try row.decode((Int, String, String, String?, String, Int, String, Int64?, Int).self)
+            let (period, entryText, book, store, currency, kind, index, ownership, price, count) =
+                try row.decode((Int, String, String, String, String?, String, Int, String, Int64?, Int).self)
             guard let itemKind = ItemKind(rawValue: kind) else {
                 throw PostgresError(code: .decoding, message: "purchases has an unknown item kind \(kind)")
             }
@@ -69,7 +69,7 @@ enum RevenueQueries {
                 throw PostgresError(code: .decoding, message: "journal_entries has an unknown kind \(entryText)")
             }
             return EntryGroup(
-                period: period, entryKind: entryKind, book: book, currency: currency,
+                period: period, entryKind: entryKind, book: book, store: store, currency: currency,
                 item: ItemID(kind: itemKind, index: index),
                 ownership: OwnershipType(rawValue: ownership), priceMilli: price, count: count)
         }
@@ -88,8 +88,8 @@ enum RevenueQueries {
                     FROM unnest(\(window.periodStartTexts)::date[]) AS t (day)
                 ),
                 entries AS (
-                    SELECT p.purchased_at AS effective_at, 'purchase'::text AS kind, p.book, p.currency, p.item_kind,
-                           p.item_index, p.ownership, p.price_milli
+                    SELECT p.purchased_at AS effective_at, 'purchase'::text AS kind, p.book, p.store::text AS store,
+                           p.currency, p.item_kind, p.item_index, p.ownership, p.price_milli
                     FROM purchases p
                     WHERE p.purchased_at >= \(window.startsAt)::timestamptz AND p.purchased_at < \(window.endsAt)::timestamptz
                     UNION ALL
@@ -97,38 +97,39 @@ enum RevenueQueries {
                     WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
                       AND j.kind <> 'purchase'
                 )
-                SELECT width_bucket(e.effective_at, b.starts) AS period, e.kind, e.book, e.currency, e.item_kind,
-                       e.item_index, e.ownership, e.price_milli, count(*) AS entries
+                SELECT width_bucket(e.effective_at, b.starts) AS period, e.kind, e.book, e.store, e.currency,
+                       e.item_kind, e.item_index, e.ownership, e.price_milli, count(*) AS entries
                 FROM entries e CROSS JOIN bounds b
-                GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
-                ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+                GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+                ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
                 """
         } else {
             query = """
-                SELECT 1 AS period, e.kind, e.book, e.currency, e.item_kind, e.item_index, e.ownership, e.price_milli,
-                       count(*) AS entries
+                SELECT 1 AS period, e.kind, e.book, e.store, e.currency, e.item_kind, e.item_index, e.ownership,
+                       e.price_milli, count(*) AS entries
                 FROM (
-                    SELECT 'purchase'::text AS kind, p.book, p.currency, p.item_kind, p.item_index, p.ownership,
-                           p.price_milli
+                    SELECT 'purchase'::text AS kind, p.book, p.store::text AS store, p.currency, p.item_kind,
+                           p.item_index, p.ownership, p.price_milli
                     FROM purchases p
                     UNION ALL
                     SELECT \(unsafeSQL: laterEntries) WHERE j.kind <> 'purchase'
                 ) e
-                GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
-                ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+                GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
+                ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9
                 """
         }
         return query
     }
 
-    /// The columns `kind, book, currency, item_kind, item_index, ownership, price_milli` of journal
-    /// entries `j` other than purchases, and their FROM clause (the caller adds WHERE). Each looks its
+    /// The columns `kind, book, store, currency, item_kind, item_index, ownership, price_milli` of
+    /// journal entries `j` other than purchases, and their FROM clause (the caller adds WHERE). Each looks its
     /// purchase up by primary key. A refund or reversal of a purchase priced later (migration 0008)
     /// counts the learned price when it came after it (none before: it posted nothing). A price
     /// learned later counts as the purchase's revenue, plus a refund when the purchase was refunded
     /// then, as its postings book them.
     static let laterEntries = """
-        k.kind, p.book, \(LearnedPriceSQL.inEffect("currency", own: "p.currency", entry: "j")) AS currency,
+        k.kind, p.book, j.store::text AS store,
+        \(LearnedPriceSQL.inEffect("currency", own: "p.currency", entry: "j")) AS currency,
         p.item_kind, p.item_index, p.ownership,
         \(LearnedPriceSQL.inEffect("price_milli", own: "p.price_milli", entry: "j")) AS price_milli
         FROM journal_entries j
@@ -142,8 +143,8 @@ enum RevenueQueries {
         ) AS k (kind)
         """
 
-    /// Distinct buyers per period at every level (item, kind, currency, book), and how many bought
-    /// for the first time: their earliest priced, self-bought purchase in the same book falls in the
+    /// Distinct buyers per period at every level (item, kind, currency, book), over all stores and
+    /// (item, kind and currency levels) per store, and how many bought for the first time: their earliest priced, self-bought purchase in the same book falls in the
     /// period. The earliest is the least of `first_purchases` (migration 0011) and the purchases
     /// recorded since its watermark, so the figures do not depend on how far the catch-up got.
     static func buyerGroups(_ window: ReportWindow, on connection: PostgresConnection) async throws -> [BuyerGroup] {
@@ -155,10 +156,11 @@ enum RevenueQueries {
     /// The rows of `buyerGroupsQuery`, or rows with its columns (the report day cache's).
     static func buyerGroups(from rows: PostgresRows) throws -> [BuyerGroup] {
         try rows.map { row in
-            let (period, book, currency, kind, index, level, buyers, firstTime) =
-                try row.decode((Int, String, String?, String?, Int?, Int, Int, Int).self)
+            let (period, book, store, currency, kind, index, level, buyers, firstTime) =
+                try row.decode((Int, String, String?, String?, String?, Int?, Int, Int, Int).self)
             return BuyerGroup(
-                period: period, book: book, currency: currency, kind: kind.flatMap(ItemKind.init(rawValue:)),
+                period: period, book: book, store: store, currency: currency,
+                kind: kind.flatMap(ItemKind.init(rawValue:)),
                 index: index,
                 groupingLevel: level, buyers: buyers, firstTime: firstTime)
         }
@@ -171,7 +173,8 @@ enum RevenueQueries {
             FROM unnest(\(window.periodStartTexts)::date[]) AS t (day)
         ),
         bought AS (
-            SELECT width_bucket(p.purchased_at, b.starts) AS period, p.book, p.currency, p.item_kind, p.item_index, p.uid
+            SELECT width_bucket(p.purchased_at, b.starts) AS period, p.book, p.store::text AS store, p.currency,
+                   p.item_kind, p.item_index, p.uid
             FROM purchases p
             CROSS JOIN bounds b
             WHERE p.purchased_at >= \(window.startsAt)::timestamptz AND p.purchased_at < \(window.endsAt)::timestamptz
@@ -207,12 +210,15 @@ enum RevenueQueries {
             FROM bought x
             LEFT JOIN firsts f ON f.uid = x.uid AND f.book = x.book AND f.period = x.period
         )
-        SELECT period, book, currency, item_kind, item_index, GROUPING(currency, item_kind, item_index) AS level,
+        -- `store` is NULL in the sets over all stores (a purchase always has one).
+        SELECT period, book, store, currency, item_kind, item_index, GROUPING(currency, item_kind, item_index) AS level,
                count(DISTINCT uid) AS buyers, count(DISTINCT uid) FILTER (WHERE first_time) AS first_time_buyers
         FROM flagged
         GROUP BY GROUPING SETS ((period, book, currency, item_kind, item_index), (period, book, currency, item_kind),
-                                (period, book, currency), (period, book))
-        ORDER BY 1, 2, 3, 4, 5
+                                (period, book, currency), (period, book),
+                                (period, book, store, currency, item_kind, item_index),
+                                (period, book, store, currency, item_kind), (period, book, store, currency))
+        ORDER BY 1, 2, 3, 4, 5, 6
         """
     }
 
@@ -291,8 +297,8 @@ enum RevenueQueries {
         return ReportCatalog(entries: entries)
     }
 
-    /// Production-and-test postings on revenue and refund accounts per account and currency, for
-    /// the journal entries in `window` (all of history when nil).
+    /// Production-and-test postings on revenue, refund and receivable accounts per account and
+    /// currency, for the journal entries in `window` (all of history when nil).
     static func revenuePostings(
         _ window: ReportWindow?, on connection: PostgresConnection
     ) async throws -> [AccountBalance] {
@@ -309,7 +315,7 @@ extension RevenueQueries {
         guard let window else {
             return """
                 SELECT account, currency, sum(amount_milli) FROM postings
-                WHERE account ~ '(^|:)(revenue|refunds):'
+                WHERE account ~ '(^|:)(revenue|refunds|receivable):'
                 GROUP BY 1, 2
                 """
         }
@@ -320,7 +326,7 @@ extension RevenueQueries {
             CROSS JOIN LATERAL (
                 SELECT po.account, po.currency, po.amount_milli FROM postings po
                 WHERE po.transaction_id = j.transaction_id AND po.entry_id = j.entry_id
-                  AND po.account ~ '(^|:)(revenue|refunds):'
+                  AND po.account ~ '(^|:)(revenue|refunds|receivable):'
                 OFFSET 0
             ) po
             WHERE j.effective_at >= \(window.startsAt)::timestamptz AND j.effective_at < \(window.endsAt)::timestamptz
@@ -335,6 +341,8 @@ struct EntryGroup: Sendable, Hashable {
     var period: Int
     let entryKind: JournalEntryKind
     let book: String
+    /// The store of the purchase (`app_store`, `google_play`, `stub`).
+    let store: String
     let currency: String?
     let item: ItemID
     let ownership: OwnershipType
@@ -347,6 +355,8 @@ struct EntryGroup: Sendable, Hashable {
 struct BuyerGroup: Sendable, Hashable {
     var period: Int
     let book: String
+    /// The store the buyers bought in; nil for the counts over all stores. Levels 0, 1 and 3 only.
+    let store: String?
     let currency: String?
     let kind: ItemKind?
     let index: Int?

@@ -6,7 +6,8 @@ import Reports
 
 /// `report daily|range --json`: the files written and the report's figures, so a script gets the numbers
 /// without parsing the CSV. Each period lists its revenue lines (item, kind and currency totals; money in
-/// integer milliunits of the line's currency) and its grants without revenue; `whole` is the whole range.
+/// integer milliunits of the line's currency), the same lines per store (`stores`) and its grants without
+/// revenue; `whole` is the whole range.
 struct RevenueReportJSON: Encodable {
     /// A revenue line: the `Amounts` keys (currency, units, amounts, refund rates) and what places it
     /// (book, level, kind, index), its buyers and ARPPU.
@@ -48,6 +49,21 @@ struct RevenueReportJSON: Encodable {
         }
     }
 
+    /// A revenue line of one store (`app_store`, `google_play`): a `Line` with its `store`. The stores'
+    /// units and amounts add up to the period's lines; buyers are counted per store.
+    struct StoreLine: Encodable {
+        let store: String
+        let line: Line
+
+        enum CodingKeys: String, CodingKey { case store }
+
+        func encode(to encoder: any Encoder) throws {
+            try line.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(store, forKey: .store)
+        }
+    }
+
     struct Grant: Encodable {
         let book: String
         let kind: String
@@ -68,11 +84,12 @@ struct RevenueReportJSON: Encodable {
         let firstDay: String
         let lastDay: String
         let lines: [Line]
+        let stores: [StoreLine]
         let grants: [Grant]
         let storefronts: [StorefrontLine]
 
         enum CodingKeys: String, CodingKey {
-            case firstDay = "first_day", lastDay = "last_day", lines, grants, storefronts
+            case firstDay = "first_day", lastDay = "last_day", lines, stores, grants, storefronts
         }
 
         init(_ figures: PeriodFigures, storefronts: StorefrontFigures) {
@@ -80,6 +97,9 @@ struct RevenueReportJSON: Encodable {
             firstDay = "\(figures.period.first)"
             lastDay = "\(figures.period.last)"
             lines = figures.sortedLines().map { Line($0.key, $0.figures) }
+            stores = figures.stores().flatMap { store in
+                figures.sortedLines(store: store).map { StoreLine(store: store, line: Line($0.key, $0.figures)) }
+            }
             grants = figures.sortedGrants().map {
                 Grant(
                     book: $0.key.book, kind: $0.key.item.kind.rawValue, index: $0.key.item.index,
