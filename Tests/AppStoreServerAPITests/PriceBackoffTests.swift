@@ -29,6 +29,7 @@ struct PriceBackoffTests {
             for (product, transaction) in entries {
                 ClassicPricingTests.failThrice(fake)
                 let answer = try await ClassicPricingTests.post(client, receipt: receipt, product: product)
+                fake.clearFaults()
                 #expect(answer.status == .ok, "\(transaction): \(answer.body)")
             }
             let ledger = LedgerStore(client: db.client)
